@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// The timing-core interface shared by every memory unit (HBM, L2, CXL, SRAM, HBF).
+//
+// A core is plain C++ and event-driven: it accepts requests (with back-pressure), says when its
+// next internal event is due, and when advanced to that time reports the requests that completed.
+// It never ticks idle cycles. The SystemC adapter and the fast replay loop drive the same core.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/stats.hpp"
+#include "models/common/time.hpp"
+#include "sim/config/params.hpp"
+#include "sim/config/registry.hpp"
+
+namespace indexsim::model {
+
+struct MemRequest {
+  uint64_t id = 0;       // unique per requester stream; echoed in the completion
+  uint64_t addr = 0;     // physical byte address (device-local after the address map)
+  uint32_t bytes = 0;    // access size: a sector, a line, or a coarse chunk in fast mode
+  bool write = false;
+  uint32_t source = 0;   // requester (SM id, bench thread, ...)
+};
+
+struct MemCompletion {
+  uint64_t id;
+  Tick done;             // when the last byte is delivered (read) or accepted (write)
+};
+
+class MemoryDevice {
+ public:
+  virtual ~MemoryDevice() = default;
+  // False when the device's queue for this request is full; retry at or after next_event().
+  virtual bool try_enqueue(const MemRequest& req, Tick now) = 0;
+  // Time of the next internal event, kNever when idle.
+  virtual Tick next_event() const = 0;
+  // Processes every event due at or before `now`; appends finished requests to `done`.
+  virtual void advance(Tick now, std::vector<MemCompletion>& done) = 0;
+  // Theoretical peak data bandwidth of this device, in GB/s (1e9 bytes per second).
+  virtual double peak_bandwidth_GBps() const = 0;
+  // Unloaded latency of one minimal read, in ps: what a pointer chase through this unit alone sees.
+  virtual Tick idle_read_latency_ps() const = 0;
+  virtual uint64_t capacity_bytes() const = 0;
+  virtual void report(StatSink& sink, const std::string& component) const = 0;
+};
+
+// Memory devices are built from their YAML section (`impl:` picks the entry).
+using MemoryRegistry = config::Registry<MemoryDevice, const config::Node&>;
+
+// Builds the device named by node's `impl` key; unknown names are a ConfigError naming the choices.
+std::unique_ptr<MemoryDevice> make_memory_device(const config::Node& node);
+
+}  // namespace indexsim::model

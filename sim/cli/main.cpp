@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+
+#include <systemc>
+
+#include "sim/cli/command.hpp"
+#include "sim/config/params.hpp"
+
+namespace indexsim::cli {
+
+namespace {
+std::vector<Command>& table() {
+  static std::vector<Command> t;
+  return t;
+}
+}  // namespace
+
+bool register_command(const Command& c) {
+  table().push_back(c);
+  return true;
+}
+const std::vector<Command>& commands() { return table(); }
+
+ArgParser::ArgParser(const Args& args) : args_(args), used_(args.size(), false) {}
+
+bool ArgParser::flag(const std::string& name) {
+  for (size_t i = 0; i < args_.size(); ++i)
+    if (!used_[i] && args_[i] == name) {
+      used_[i] = true;
+      return true;
+    }
+  return false;
+}
+
+bool ArgParser::has(const std::string& name) const {
+  for (size_t i = 0; i < args_.size(); ++i)
+    if (args_[i] == name) return true;
+  return false;
+}
+
+std::string ArgParser::value(const std::string& name, const std::string& fallback) {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    if (args_[i] == name) {
+      if (i + 1 >= args_.size()) throw std::invalid_argument(name + " needs a value");
+      used_[i] = used_[i + 1] = true;
+      return args_[i + 1];
+    }
+    if (args_[i].rfind(name + "=", 0) == 0) {
+      used_[i] = true;
+      return args_[i].substr(name.size() + 1);
+    }
+  }
+  return fallback;
+}
+
+std::vector<std::string> ArgParser::values(const std::string& name) {
+  std::vector<std::string> out;
+  for (;;) {
+    const std::string sentinel = "\x01";
+    std::string v = value(name, sentinel);
+    if (v == sentinel) break;
+    out.push_back(v);
+  }
+  return out;
+}
+
+uint64_t ArgParser::u64(const std::string& name, uint64_t fallback) {
+  const std::string v = value(name);
+  if (v.empty()) return fallback;
+  size_t used = 0;
+  long double d = 0;
+  try {
+    d = std::stold(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || d < 0 || d != static_cast<long double>(static_cast<uint64_t>(d)))
+    throw std::invalid_argument(name + " = '" + v + "': must be a non-negative integer");
+  return static_cast<uint64_t>(d);
+}
+
+double ArgParser::f64(const std::string& name, double fallback) {
+  const std::string v = value(name);
+  if (v.empty()) return fallback;
+  size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size()) throw std::invalid_argument(name + " = '" + v + "': must be a number");
+  return d;
+}
+
+std::vector<std::string> ArgParser::positional() {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args_.size(); ++i)
+    if (!used_[i] && (args_[i].empty() || args_[i][0] != '-')) {
+      used_[i] = true;
+      out.push_back(args_[i]);
+    }
+  return out;
+}
+
+void ArgParser::finish() const {
+  for (size_t i = 0; i < args_.size(); ++i)
+    if (!used_[i]) throw std::invalid_argument("unknown argument '" + args_[i] + "'");
+}
+
+}  // namespace indexsim::cli
+
+namespace {
+void usage() {
+  std::cerr << "usage: indexsim <command> [options]\n\ncommands:\n";
+  for (const auto& c : indexsim::cli::commands()) std::cerr << "  " << c.name << "\t" << c.summary << "\n";
+}
+}  // namespace
+
+// libsystemc provides main(), which calls sc_main: the CLI is an ordinary SystemC program.
+int sc_main(int argc, char* argv[]) {
+  sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string name = argv[1];
+  indexsim::cli::Args args(argv + 2, argv + argc);
+  for (const auto& c : indexsim::cli::commands()) {
+    if (name != c.name) continue;
+    try {
+      return c.fn(args);
+    } catch (const indexsim::config::ConfigError& e) {
+      std::cerr << "indexsim: config error: " << e.what() << "\n";
+      return 2;
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "indexsim " << name << ": " << e.what() << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "indexsim " << name << ": error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "indexsim: unknown command '" << name << "'\n";
+  usage();
+  return 2;
+}

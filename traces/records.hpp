@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// The records of an IndexSim trace (.itr). See traces/FORMAT.md for the byte layout.
+//
+// Addresses in access records are offsets inside a tensor, not physical addresses: where a tensor
+// lives (HBM, CXL pool, NPU SRAM, flash) is decided at replay time by the placement policy, so the
+// same trace can be replayed under different placements.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace indexsim::trace {
+
+constexpr uint32_t kFormatVersion = 1;
+
+enum class TensorClass : uint8_t {
+  weights = 0,
+  kv_cache = 1,
+  indexer_cache = 2,
+  activations = 3,
+  linear_state = 4,   // the recurrent state of a linear-attention layer
+  topk_indices = 5,
+  scratch = 6,
+};
+const char* to_string(TensorClass c);
+bool tensor_class_from_string(const std::string& s, TensorClass& out);
+
+// Precisions in which a kernel does arithmetic; FLOPs are counted per precision.
+enum class Precision : uint8_t { fp32 = 0, tf32 = 1, bf16 = 2, fp16 = 3, fp8 = 4, fp4 = 5, simt = 6 };
+constexpr int kPrecisionCount = 7;
+const char* to_string(Precision p);
+
+struct TensorRecord {
+  uint32_t id = 0;
+  std::string name;          // e.g. "L12.indexer_cache"
+  TensorClass cls = TensorClass::scratch;
+  int32_t layer = -1;        // -1: not owned by a layer
+  uint64_t bytes = 0;        // footprint on this GPU
+};
+
+struct KernelRecord {
+  uint32_t id = 0;
+  std::string name;          // e.g. "L12.indexer_score"
+  std::string kind;          // indexer_score, topk, sparse_attn, index_append, gemm, gemv, ...
+  int32_t layer = -1;
+  uint32_t stream = 0;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{128, 1, 1};
+  uint32_t smem_bytes = 0;       // dynamic + static shared memory per CTA
+  uint32_t regs_per_thread = 0;
+  std::array<double, kPrecisionCount> flops{};  // total over the kernel, per precision
+  bool double_buffered = true;   // the kernel overlaps its loads with compute (cp.async / TMA)
+  uint64_t measured_ns = 0;      // captured traces only: median duration over repetitions
+  std::vector<uint32_t> deps;    // kernel ids this launch waits for (same stream order included)
+  uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
+  uint32_t threads_per_cta() const { return block[0] * block[1] * block[2]; }
+  double total_flops() const {
+    double s = 0;
+    for (double f : flops) s += f;
+    return s;
+  }
+};
+
+struct CtaRecord {          // captured traces only
+  uint32_t kernel = 0;
+  uint32_t cta = 0;
+  uint32_t sm = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+};
+
+// A memory-access pattern applying to CTAs [cta_first, cta_first + cta_count) of one kernel.
+// CTA c starts at base + (c - cta_first) * cta_stride_bytes inside the tensor.
+//  - strided: `count` elements of `elem_bytes`, element i at start + i * stride_bytes;
+//  - gather:  for each row index r in `rows`, `row_bytes` at start + r * row_pitch_bytes.
+// A 1M-token scan is one strided record; a top-k gather is one record with its 2048 rows.
+struct AccessRecord {
+  enum class Kind : uint8_t { strided = 0, gather = 1 };
+  uint32_t kernel = 0;
+  uint32_t cta_first = 0;
+  uint32_t cta_count = 1;
+  Kind kind = Kind::strided;
+  bool write = false;
+  uint32_t tensor = 0;
+  uint64_t base = 0;
+  int64_t cta_stride_bytes = 0;
+  uint32_t elem_bytes = 0;       // strided
+  uint64_t count = 0;            // strided
+  int64_t stride_bytes = 0;      // strided
+  uint32_t row_bytes = 0;        // gather
+  uint64_t row_pitch_bytes = 0;  // gather
+  std::vector<uint32_t> rows;    // gather
+  uint64_t bytes_per_cta() const {
+    return kind == Kind::strided ? count * elem_bytes : uint64_t(rows.size()) * row_bytes;
+  }
+  uint64_t total_bytes() const { return bytes_per_cta() * cta_count; }
+};
+
+}  // namespace indexsim::trace
