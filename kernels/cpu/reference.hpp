@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// CPU references of the attention-path kernels. They define what the CUDA kernels must compute,
+// and the functional (accuracy) models of the techniques run on them. Plain C++, float math.
+//
+// Layouts are row-major. "Keys" are indexer keys, one row of `dim` floats per token (or per pooled
+// entry); queries have `heads` rows of `dim`.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace indexsim::kernels::cpu {
+
+// I(s) = Σ_h w[h] · ReLU(q[h] · k[s]) for every key s (DeepSeek lightning-indexer score).
+// q: heads × dim, w: heads, keys: n × dim. Returns n scores.
+std::vector<float> indexer_scores(const float* q, const float* w, int heads, int dim, const float* keys,
+                                  int64_t n);
+
+// Indices of the k largest scores, ordered by descending score, ties broken by lower index.
+std::vector<int32_t> topk(const std::vector<float>& scores, int k);
+
+// Gated weighted pooling of `ratio` consecutive rows: out[g] = Σ_i w_i v_i / Σ_i w_i with
+// w_i = sigmoid(gate_w · [h; v_i] + gate_b) (sigmoid gates) or a softmax over (gate_w · v_i + ape[i])
+// (softmax gates). Rows are grouped along tokens (consecutive rows) or along vectors (the `ratio`
+// vectors of one token are consecutive rows as well, so the arithmetic is the same; the axis only
+// changes which rows the caller lays out together). A tail group shorter than `ratio` pools what it has.
+enum class Gate { sigmoid, softmax };
+struct PoolParams {
+  int ratio = 4;
+  Gate gate = Gate::sigmoid;
+  std::vector<float> gate_w;   // sigmoid: 2*dim ([h; v]); softmax: dim
+  float gate_b = 0.0f;
+  std::vector<float> ape;      // softmax only: ratio position biases (may be empty)
+  std::vector<float> h;        // sigmoid only: the current hidden state projected to dim (may be empty = zeros)
+};
+std::vector<float> gated_pool(const float* rows, int64_t n, int dim, const PoolParams& p);
+
+// y = x · P for each row (n × dim_in) with P: dim_in × dim_out (the dimension-pruning projection).
+std::vector<float> project(const float* x, int64_t n, int dim_in, const float* P, int dim_out);
+
+// Sparse attention for one query token: softmax over the selected keys, weighted sum of values.
+// q: heads × dk; K: rows × dk; V: rows × dv; idx: the selected rows (-1 = invalid, skipped).
+// Returns heads × dv. Scores are scaled by `scale` (usually 1/sqrt(dk)).
+std::vector<float> sparse_attention(const float* q, int heads, int dk, const float* K, const float* V, int dv,
+                                    const std::vector<int32_t>& idx, float scale);
+
+}  // namespace indexsim::kernels::cpu
