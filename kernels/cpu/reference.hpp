@@ -16,7 +16,8 @@ namespace indexsim::kernels::cpu {
 std::vector<float> indexer_scores(const float* q, const float* w, int heads, int dim, const float* keys,
                                   int64_t n);
 
-// Indices of the k largest scores, ordered by descending score, ties broken by lower index.
+// Indices of the min(k, n) largest scores, ordered by descending score, ties broken by lower index
+// (-0 and +0 are equal). Scores must not be NaN.
 std::vector<int32_t> topk(const std::vector<float>& scores, int k);
 
 // Gated weighted pooling of `ratio` consecutive rows: out[g] = Σ_i w_i v_i / Σ_i w_i with
@@ -40,8 +41,22 @@ std::vector<float> project(const float* x, int64_t n, int dim_in, const float* P
 
 // Sparse attention for one query token: softmax over the selected keys, weighted sum of values.
 // q: heads × dk; K: rows × dk; V: rows × dv; idx: the selected rows (-1 = invalid, skipped).
-// Returns heads × dv. Scores are scaled by `scale` (usually 1/sqrt(dk)).
+// Returns heads × dv. Scores are scaled by `scale` (usually 1/sqrt(dk)). A head with no valid row
+// returns zeros.
 std::vector<float> sparse_attention(const float* q, int heads, int dk, const float* K, const float* V, int dv,
                                     const std::vector<int32_t>& idx, float scale);
+
+// Per-row FP8 E4M3 storage as the serving engines keep the indexer cache: one FP32 scale per row,
+// scale = max|x| / 448 (1 for an all-zero row), code = e4m3(x / scale) with round-to-nearest-even.
+struct Fp8Rows {
+  std::vector<uint8_t> codes;   // n × dim
+  std::vector<float> scales;    // n
+};
+Fp8Rows quantize_rows_fp8(const float* x, int64_t n, int dim);
+std::vector<float> dequantize_rows_fp8(const Fp8Rows& q, int dim);
+
+// Round every value through a 16-bit format and back (what storing in BF16 / FP16 does to it).
+std::vector<float> round_bf16(const float* x, int64_t n);
+std::vector<float> round_fp16(const float* x, int64_t n);
 
 }  // namespace indexsim::kernels::cpu
