@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/sm/sm.hpp"
+
+#include <algorithm>
+
+namespace indexsim::model {
+
+using config::Rule;
+
+SmParams SmParams::load(const config::Node& gpu) {
+  SmParams p;
+  p.sm_count = gpu.req<int>("sm_count", Rule::range(1, 4096));
+  p.sm_clock_MHz = gpu.req<double>("sm_clock_MHz", Rule::positive());
+  p.max_threads_per_sm = gpu.req<int>("max_threads_per_sm", Rule::positive());
+  p.max_ctas_per_sm = gpu.req<int>("max_ctas_per_sm", Rule::range(1, 255));
+  p.registers_per_sm = gpu.req<int>("registers_per_sm", Rule::positive());
+  p.smem_per_sm_bytes = static_cast<uint64_t>(gpu.req<double>("smem_per_sm_KiB", Rule::positive()) * 1024);
+  p.max_outstanding_requests = gpu.req<int>("max_outstanding_requests_per_sm", Rule::range(1, 65535));
+  p.line_bytes = gpu.req<uint32_t>("line_bytes", Rule::power_of_two());
+  p.sector_bytes = gpu.req<uint32_t>("sector_bytes", Rule::power_of_two());
+  p.fast_chunk_bytes = gpu.req<uint32_t>("fast_mode_chunk_bytes", Rule::power_of_two());
+  p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
+  p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
+  p.pipeline_stages = gpu.req<int>("pipeline_stages", Rule::range(1, 64));
+  if (p.sector_bytes > p.line_bytes)
+    gpu.fail("sector_bytes", std::to_string(p.sector_bytes), "must not exceed line_bytes");
+  return p;
+}
+
+namespace {
+struct Limits {
+  int threads, ctas, regs, smem;
+};
+Limits limits(const SmParams& p, const trace::KernelRecord& k) {
+  const int threads = std::max<int>(1, k.threads_per_cta());
+  Limits l;
+  l.threads = p.max_threads_per_sm / threads;
+  l.ctas = p.max_ctas_per_sm;
+  const long regs = long(k.regs_per_thread) * threads;
+  l.regs = regs > 0 ? int(p.registers_per_sm / regs) : p.max_ctas_per_sm;
+  l.smem = k.smem_bytes > 0 ? int(p.smem_per_sm_bytes / k.smem_bytes) : p.max_ctas_per_sm;
+  return l;
+}
+}  // namespace
+
+int ctas_per_sm(const SmParams& p, const trace::KernelRecord& k) {
+  const Limits l = limits(p, k);
+  return std::max(0, std::min({l.threads, l.ctas, l.regs, l.smem}));
+}
+
+std::string occupancy_limiter(const SmParams& p, const trace::KernelRecord& k) {
+  const Limits l = limits(p, k);
+  const int m = std::min({l.threads, l.ctas, l.regs, l.smem});
+  if (m == l.smem) return "smem";
+  if (m == l.regs) return "registers";
+  if (m == l.threads) return "threads";
+  return "ctas";
+}
+
+AccessCursor::AccessCursor(const std::vector<const trace::AccessRecord*>* records, uint32_t cta,
+                           const std::vector<uint64_t>* tensor_base, uint32_t line_bytes,
+                           uint32_t sector_bytes, uint32_t chunk_bytes)
+    : records_(records), tensor_base_(tensor_base), cta_(cta), line_(line_bytes), sector_(sector_bytes),
+      chunk_(std::max(chunk_bytes, line_bytes)) {
+  rec_ = 0;
+  // Skip records that do not cover this CTA, and empty ones.
+  while (!done()) {
+    const auto* r = (*records_)[rec_];
+    if (cta_ >= r->cta_first && cta_ < r->cta_first + r->cta_count && r->bytes_per_cta() > 0) break;
+    ++rec_;
+  }
+  if (!done()) enter_record();
+}
+
+void AccessCursor::enter_record() {
+  const auto* r = (*records_)[rec_];
+  start_ = (*tensor_base_)[r->tensor] + r->base + int64_t(cta_ - r->cta_first) * r->cta_stride_bytes;
+  item_ = 0;
+  item_off_ = 0;
+  contiguous_ = r->kind == trace::AccessRecord::Kind::strided && r->stride_bytes == int64_t(r->elem_bytes);
+}
+
+uint64_t AccessCursor::remaining_estimate() const {
+  if (done()) return 0;
+  return (*records_)[rec_]->bytes_per_cta();
+}
+
+CtaRequest AccessCursor::next() {
+  const auto* r = (*records_)[rec_];
+  uint64_t addr, span_left;
+  uint32_t granule;  // the largest request this kind of access makes
+  if (contiguous_) {
+    const uint64_t total = r->count * r->elem_bytes;
+    addr = start_ + item_off_;
+    span_left = total - item_off_;
+    granule = chunk_;
+  } else if (r->kind == trace::AccessRecord::Kind::strided) {
+    addr = start_ + item_ * r->stride_bytes + item_off_;
+    span_left = r->elem_bytes - item_off_;
+    granule = line_;
+  } else {
+    addr = start_ + uint64_t(r->rows[item_]) * r->row_pitch_bytes + item_off_;
+    span_left = r->row_bytes - item_off_;
+    // Rows of a gather are contiguous too: in the fast mode a row is one request.
+    granule = chunk_;
+  }
+  // Never cross a `granule` boundary; round the ends out to whole sectors.
+  const uint64_t boundary = (addr / granule + 1) * granule;
+  const uint64_t take = std::min<uint64_t>(span_left, boundary - addr);
+  const uint64_t lo = addr / sector_ * sector_;
+  const uint64_t hi = (addr + take + sector_ - 1) / sector_ * sector_;
+  CtaRequest req{lo, static_cast<uint32_t>(hi - lo), r->write};
+
+  item_off_ += take;
+  const bool item_done = contiguous_ ? item_off_ >= r->count * r->elem_bytes
+                                     : item_off_ >= (r->kind == trace::AccessRecord::Kind::strided ? r->elem_bytes
+                                                                                                   : r->row_bytes);
+  if (item_done) {
+    item_off_ = 0;
+    ++item_;
+    const uint64_t items = contiguous_ ? 1 : (r->kind == trace::AccessRecord::Kind::strided ? r->count : r->rows.size());
+    if (item_ >= items) {
+      ++rec_;
+      while (!done()) {
+        const auto* n = (*records_)[rec_];
+        if (cta_ >= n->cta_first && cta_ < n->cta_first + n->cta_count && n->bytes_per_cta() > 0) break;
+        ++rec_;
+      }
+      if (!done()) enter_record();
+    }
+  }
+  return req;
+}
+
+}  // namespace indexsim::model

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The streaming multiprocessor: CTA occupancy, and the issue of a CTA's memory accesses with a
+// bounded number of outstanding requests.
+//
+// Achieved bandwidth follows Little's law: an SM with W requests of B bytes in flight against a
+// loaded latency L sustains W·B/L. The window W (per SM) is the calibrated parameter; it stands for
+// the MSHRs / TMA transactions in flight that a real SM can keep open.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/common/time.hpp"
+#include "sim/config/params.hpp"
+#include "traces/records.hpp"
+
+namespace indexsim::model {
+
+struct SmParams {
+  int sm_count = 0;
+  double sm_clock_MHz = 0;
+  int max_threads_per_sm = 0;
+  int max_ctas_per_sm = 0;
+  int registers_per_sm = 0;
+  uint64_t smem_per_sm_bytes = 0;
+  int max_outstanding_requests = 0;   // per SM, across its CTAs
+  uint32_t line_bytes = 128;          // request granularity of the detailed mode
+  uint32_t sector_bytes = 32;         // smallest access the memory system sees
+  uint32_t fast_chunk_bytes = 0;      // contiguous request size of the fast mode
+  double cta_launch_ns = 0;           // block-scheduler cost to start one CTA
+  double kernel_launch_ns = 0;        // gap between a kernel's dependences resolving and its first CTA
+  int pipeline_stages = 1;            // double-buffer depth: the compute left after the last load
+
+  static SmParams load(const config::Node& gpu);
+};
+
+// CTAs of `k` that fit on one SM at once, or 0 if one CTA does not fit (the launch would fail).
+int ctas_per_sm(const SmParams& p, const trace::KernelRecord& k);
+// Which resource limits the occupancy of `k` (threads, ctas, registers, smem), for reports.
+std::string occupancy_limiter(const SmParams& p, const trace::KernelRecord& k);
+
+// One memory request of a CTA, in the placement's physical address space.
+struct CtaRequest {
+  uint64_t addr;
+  uint32_t bytes;
+  bool write;
+};
+
+// Walks the requests of one CTA lazily: a 1M-token scan is one access record, expanded here one
+// request at a time. Contiguous runs become `chunk` sized requests (line size in the detailed mode,
+// larger in the fast mode); other accesses split at line boundaries and round to whole sectors.
+class AccessCursor {
+ public:
+  AccessCursor() = default;
+  // `records` must stay alive; `tensor_base` maps a tensor id to its physical base address.
+  AccessCursor(const std::vector<const trace::AccessRecord*>* records, uint32_t cta,
+               const std::vector<uint64_t>* tensor_base, uint32_t line_bytes, uint32_t sector_bytes,
+               uint32_t chunk_bytes);
+  bool done() const { return rec_ >= (records_ ? records_->size() : 0); }
+  CtaRequest next();
+  uint64_t remaining_estimate() const;
+
+ private:
+  void enter_record();
+  const std::vector<const trace::AccessRecord*>* records_ = nullptr;
+  const std::vector<uint64_t>* tensor_base_ = nullptr;
+  uint32_t cta_ = 0, line_ = 128, sector_ = 32, chunk_ = 128;
+  size_t rec_ = 0;
+  uint64_t item_ = 0;        // element or row index inside the record
+  uint64_t item_off_ = 0;    // bytes already emitted of the current element / row / run
+  uint64_t start_ = 0;       // physical start of this CTA's pattern
+  bool contiguous_ = false;  // strided record whose elements touch (stride == elem_bytes)
+};
+
+}  // namespace indexsim::model

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/tensorcore/tensor_core.hpp"
+
+#include <cmath>
+
+namespace indexsim::model {
+
+using config::Rule;
+using trace::Precision;
+
+TensorCoreParams TensorCoreParams::load(const config::Node& gpu) {
+  TensorCoreParams p;
+  p.sm_clock_MHz = gpu.req<double>("sm_clock_MHz", Rule::positive());
+  p.tensor_clock_MHz = gpu.req<double>("tensor_clock_MHz", Rule::positive());
+  auto t = gpu.child("tensor_flops_per_clk_per_sm");
+  p.flops_per_clk[int(Precision::tf32)] = t.req<double>("tf32", Rule::non_negative());
+  p.flops_per_clk[int(Precision::bf16)] = t.req<double>("bf16", Rule::positive());
+  p.flops_per_clk[int(Precision::fp16)] = t.req<double>("fp16", Rule::positive());
+  p.flops_per_clk[int(Precision::fp8)] = t.req<double>("fp8", Rule::non_negative());
+  p.flops_per_clk[int(Precision::fp4)] = t.req<double>("fp4", Rule::non_negative());
+  p.flops_per_clk[int(Precision::simt)] = gpu.req<double>("simt_flops_per_clk_per_sm", Rule::positive());
+  // FP32 matrix work without TF32 runs on the CUDA cores.
+  p.flops_per_clk[int(Precision::fp32)] = p.flops_per_clk[int(Precision::simt)];
+  p.pipeline_latency_cycles = gpu.req<double>("mma_pipeline_latency_cycles", Rule::non_negative());
+  p.issue_efficiency = gpu.req<double>("mma_issue_efficiency", Rule::range(0.05, 1.0));
+  return p;
+}
+
+TensorCore::TensorCore(const TensorCoreParams& p)
+    : p_(p), tensor_clock_(p.tensor_clock_MHz), sm_clock_(p.sm_clock_MHz) {}
+
+int TensorCore::effective(int precision) const {
+  // fp4 → fp8 → bf16 when a GPU lacks the narrow format; tf32 → simt.
+  static constexpr int kFallback[trace::kPrecisionCount] = {
+      int(Precision::simt), int(Precision::simt), int(Precision::bf16), int(Precision::fp16),
+      int(Precision::bf16), int(Precision::fp8),  int(Precision::simt)};
+  int p = precision;
+  for (int guard = 0; guard < 4 && p_.flops_per_clk[p] <= 0; ++guard) p = kFallback[p];
+  return p;
+}
+
+Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& flops) const {
+  double ps = 0;
+  bool any_mma = false;
+  for (int i = 0; i < trace::kPrecisionCount; ++i) {
+    if (flops[i] <= 0) continue;
+    const int e = effective(i);
+    const bool simt = e == int(Precision::simt) || e == int(Precision::fp32);
+    const double period = simt ? sm_clock_.period_ps() : tensor_clock_.period_ps();
+    const double eff = simt ? 1.0 : p_.issue_efficiency;
+    ps += flops[i] / (p_.flops_per_clk[e] * eff) * period;
+    any_mma |= !simt;
+  }
+  if (any_mma) ps += p_.pipeline_latency_cycles * tensor_clock_.period_ps();
+  return static_cast<Tick>(std::llround(ps));
+}
+
+double TensorCore::peak_flops(Precision p, int sm_count) const {
+  const int e = effective(int(p));
+  const bool simt = e == int(Precision::simt) || e == int(Precision::fp32);
+  const double clk = simt ? p_.sm_clock_MHz : p_.tensor_clock_MHz;
+  return p_.flops_per_clk[e] * sm_count * clk * 1e6;
+}
+
+}  // namespace indexsim::model

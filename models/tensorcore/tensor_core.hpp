@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensor Core throughput and pipeline latency per precision, on the tensor clock.
+//
+// One SM's tensor cores retire `flops_per_clk[p]` FLOPs per tensor-clock cycle at precision p when
+// the pipeline is full. A CTA's matrix work of F FLOPs therefore takes F / rate cycles plus one
+// pipeline fill (latency_cycles) per dependent chain; SIMT work runs on the CUDA cores at the SM
+// clock. The peak of the whole GPU is sm_count × rate × clock: the roofline the replay checks against.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "models/common/time.hpp"
+#include "sim/config/params.hpp"
+#include "traces/records.hpp"
+
+namespace indexsim::model {
+
+struct TensorCoreParams {
+  double tensor_clock_MHz = 0;
+  double sm_clock_MHz = 0;
+  // FLOPs per clock per SM, indexed by trace::Precision (simt = CUDA-core FP32 FMA x2, SM clock).
+  std::array<double, trace::kPrecisionCount> flops_per_clk{};
+  double pipeline_latency_cycles = 0;   // fill latency of one MMA chain (tensor clock)
+  // Fraction of the issue slots a real mainloop keeps busy (operand staging, barriers).
+  double issue_efficiency = 1.0;
+
+  static TensorCoreParams load(const config::Node& gpu);
+};
+
+class TensorCore {
+ public:
+  explicit TensorCore(const TensorCoreParams& p);
+  // Time for one SM to retire `flops` (per precision), pipeline fill included. Precisions the GPU
+  // lacks (rate 0, e.g. FP8 on A100) run at the next wider precision it has, as libraries do.
+  Tick compute_ps(const std::array<double, trace::kPrecisionCount>& flops) const;
+  // Peak rate of the whole GPU at one precision, FLOP/s (after the fallback above).
+  double peak_flops(trace::Precision p, int sm_count) const;
+  const TensorCoreParams& params() const { return p_; }
+
+ private:
+  int effective(int precision) const;
+  TensorCoreParams p_;
+  Clock tensor_clock_, sm_clock_;
+};
+
+}  // namespace indexsim::model

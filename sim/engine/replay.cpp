@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/replay.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <queue>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace indexsim::sim {
+
+using model::Tick;
+using trace::AccessRecord;
+using trace::KernelRecord;
+
+namespace {
+
+constexpr uint32_t kSlotBits = 8;   // CTA slot inside an SM (max_ctas_per_sm <= 255)
+constexpr uint32_t kSmBits = 12;    // SM index (sm_count <= 4096)
+
+struct KernelState {
+  const KernelRecord* rec = nullptr;
+  std::vector<const AccessRecord*> accesses;
+  std::vector<uint32_t> dependents;
+  uint32_t deps_left = 0;
+  Tick deps_done = 0;             // when the last dependence finished
+  bool ready = false;
+  uint64_t next_cta = 0, ctas_done = 0;
+  Tick start = model::kNever, end = 0;
+  Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
+  int per_sm = 0;
+  uint64_t bytes_read = 0, bytes_written = 0;
+  std::vector<double> bytes_by_region;  // for the roofline
+};
+
+struct Slot {
+  bool used = false;
+  uint32_t kernel = 0;
+  uint64_t cta = 0;
+  model::AccessCursor cursor;
+  uint32_t outstanding = 0;
+  Tick start = 0;
+  Tick compute_end = 0;           // reserved tensor-pipe interval end (double-buffered kernels)
+  bool mem_done = false;
+};
+
+struct SmState {
+  std::vector<Slot> slots;
+  std::vector<uint32_t> active;   // slots with requests left to issue
+  size_t rr = 0;                  // round-robin position in `active`
+  uint32_t outstanding = 0;
+  int threads = 0, ctas = 0, regs = 0;
+  uint64_t smem = 0;
+  Tick tensor_free = 0;
+  Tick tensor_busy = 0;
+  Tick resident_since = 0;        // start of the current interval with at least one CTA
+  Tick resident_total = 0;
+  bool stalled = false;           // the memory system refused a request
+};
+
+enum class Ev : uint8_t { cta_end, kernel_ready };
+struct Event {
+  Tick t;
+  uint64_t seq;
+  Ev type;
+  uint32_t a, b;
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+class Engine {
+ public:
+  Engine(const model::SmParams& sm, const model::TensorCore& tc, model::MemoryDevice& mem,
+         const ReplayInput& in, const ReplayOptions& opt)
+      : p_(sm), tc_(tc), mem_(mem), in_(in), opt_(opt) {}
+
+  ReplayOutput run();
+
+ private:
+  void push(Tick t, Ev type, uint32_t a, uint32_t b = 0) { q_.push({t, seq_++, type, a, b}); }
+  void dispatch(Tick now);
+  bool fits(const SmState& s, const KernelState& k) const;
+  void start_cta(uint32_t sm, uint32_t kernel, Tick now);
+  void issue(uint32_t sm, Tick now);
+  void finish_memory(uint32_t sm, uint32_t slot, Tick now);
+  void end_cta(uint32_t sm, uint32_t slot, Tick now);
+  void end_kernel(uint32_t k, Tick now);
+  uint32_t region_of(uint32_t tensor) const { return region_index_[tensor]; }
+
+  const model::SmParams& p_;
+  const model::TensorCore& tc_;
+  model::MemoryDevice& mem_;
+  const ReplayInput& in_;
+  const ReplayOptions& opt_;
+
+  std::vector<KernelState> k_;
+  std::vector<SmState> sms_;
+  std::vector<uint32_t> ready_;   // kernels with CTAs left to dispatch, in launch order
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q_;
+  uint64_t seq_ = 0, req_seq_ = 0;
+  std::vector<uint32_t> stalled_;
+  std::vector<model::MemCompletion> done_;
+  uint32_t rr_sm_ = 0;
+  uint64_t ctas_total_ = 0, ctas_done_ = 0, kernels_left_ = 0;
+  std::vector<uint32_t> region_index_;
+  std::vector<std::string> regions_;
+  ReplayOutput out_;
+  // Timeline: per (kernel, SM group) first start and last end.
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<Tick, Tick>> sm_group_spans_;
+  static constexpr uint32_t kSmGroup = 16;
+};
+
+bool Engine::fits(const SmState& s, const KernelState& k) const {
+  const auto& r = *k.rec;
+  const int threads = int(r.threads_per_cta());
+  return s.ctas < p_.max_ctas_per_sm && s.threads + threads <= p_.max_threads_per_sm &&
+         s.regs + int(r.regs_per_thread) * threads <= p_.registers_per_sm &&
+         s.smem + r.smem_bytes <= p_.smem_per_sm_bytes;
+}
+
+void Engine::dispatch(Tick now) {
+  // The block scheduler serves kernels in launch order and spreads CTAs breadth-first over SMs.
+  for (size_t i = 0; i < ready_.size();) {
+    KernelState& k = k_[ready_[i]];
+    const uint64_t total = k.rec->cta_count();
+    uint32_t tried = 0;
+    while (k.next_cta < total && tried < sms_.size()) {
+      const uint32_t sm = rr_sm_;
+      rr_sm_ = (rr_sm_ + 1) % sms_.size();
+      if (fits(sms_[sm], k)) {
+        start_cta(sm, ready_[i], now);
+        tried = 0;
+      } else {
+        ++tried;
+      }
+    }
+    if (k.next_cta >= total) {
+      ready_.erase(ready_.begin() + long(i));
+    } else {
+      ++i;  // the machine is full for this kernel; a later kernel may still fit (smaller CTAs)
+    }
+  }
+}
+
+void Engine::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
+  SmState& s = sms_[sm];
+  KernelState& k = k_[kernel];
+  uint32_t slot = 0;
+  while (s.slots[slot].used) ++slot;
+  Slot& sl = s.slots[slot];
+  const uint64_t cta = k.next_cta++;
+  sl.used = true;
+  sl.kernel = kernel;
+  sl.cta = cta;
+  sl.outstanding = 0;
+  sl.start = now;
+  sl.mem_done = false;
+  sl.cursor = model::AccessCursor(&k.accesses, static_cast<uint32_t>(cta), &in_.tensor_base, p_.line_bytes,
+                                  p_.sector_bytes, opt_.fast ? p_.fast_chunk_bytes : p_.line_bytes);
+  const auto& r = *k.rec;
+  const int threads = int(r.threads_per_cta());
+  if (s.ctas == 0) s.resident_since = now;
+  s.ctas++;
+  s.threads += threads;
+  s.regs += int(r.regs_per_thread) * threads;
+  s.smem += r.smem_bytes;
+  k.start = std::min(k.start, now);
+  if (r.double_buffered) {
+    // Loads and math overlap: the CTA's math occupies the SM's tensor pipe from its start.
+    const Tick cs = std::max(now, s.tensor_free);
+    sl.compute_end = cs + k.cta_compute;
+    s.tensor_free = sl.compute_end;
+    s.tensor_busy += k.cta_compute;
+  }
+  if (sl.cursor.done()) {
+    finish_memory(sm, slot, now);
+  } else {
+    s.active.push_back(slot);
+    issue(sm, now);
+  }
+}
+
+void Engine::issue(uint32_t sm, Tick now) {
+  SmState& s = sms_[sm];
+  while (s.outstanding < uint32_t(p_.max_outstanding_requests) && !s.active.empty()) {
+    if (s.rr >= s.active.size()) s.rr = 0;
+    const uint32_t slot = s.active[s.rr];
+    Slot& sl = s.slots[slot];
+    model::AccessCursor saved = sl.cursor;
+    const model::CtaRequest r = sl.cursor.next();
+    model::MemRequest mr;
+    mr.id = (req_seq_ << (kSlotBits + kSmBits)) | (uint64_t(sm) << kSlotBits) | slot;
+    mr.addr = r.addr;
+    mr.bytes = r.bytes;
+    mr.write = r.write;
+    mr.source = sm;
+    if (!mem_.try_enqueue(mr, now)) {
+      sl.cursor = saved;  // retry the same request once the memory system drains
+      if (!s.stalled) {
+        s.stalled = true;
+        stalled_.push_back(sm);
+      }
+      return;
+    }
+    ++req_seq_;
+    ++out_.requests;
+    ++sl.outstanding;
+    ++s.outstanding;
+    KernelState& k = k_[sl.kernel];
+    (r.write ? k.bytes_written : k.bytes_read) += r.bytes;
+    if (sl.cursor.done()) {
+      s.active.erase(s.active.begin() + long(s.rr));
+    } else {
+      ++s.rr;  // interleave CTAs request by request, as warps of different CTAs do
+    }
+  }
+}
+
+void Engine::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
+  SmState& s = sms_[sm];
+  Slot& sl = s.slots[slot];
+  KernelState& k = k_[sl.kernel];
+  sl.mem_done = true;
+  Tick end;
+  if (k.rec->double_buffered) {
+    // The last stage's math runs after its data arrives.
+    end = std::max(sl.compute_end, now + k.cta_compute / Tick(p_.pipeline_stages));
+  } else {
+    const Tick cs = std::max(now, s.tensor_free);
+    end = cs + k.cta_compute;
+    s.tensor_free = end;
+    s.tensor_busy += k.cta_compute;
+  }
+  end += model::ns_to_ps(p_.cta_launch_ns);
+  push(end, Ev::cta_end, sm, slot);
+}
+
+void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
+  SmState& s = sms_[sm];
+  Slot& sl = s.slots[slot];
+  KernelState& k = k_[sl.kernel];
+  const auto& r = *k.rec;
+  const int threads = int(r.threads_per_cta());
+  s.ctas--;
+  s.threads -= threads;
+  s.regs -= int(r.regs_per_thread) * threads;
+  s.smem -= r.smem_bytes;
+  if (s.ctas == 0) s.resident_total += now - s.resident_since;
+  sl.used = false;
+  if (!opt_.timeline_path.empty()) {
+    auto& span = sm_group_spans_[{sl.kernel, sm / kSmGroup}];
+    if (span.second == 0) span.first = sl.start;
+    span.first = std::min(span.first, sl.start);
+    span.second = std::max(span.second, now);
+  }
+  ++ctas_done_;
+  if (++k.ctas_done == r.cta_count()) end_kernel(sl.kernel, now);
+  if (opt_.progress && (ctas_done_ & 0xFFF) == 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
+}
+
+void Engine::end_kernel(uint32_t kid, Tick now) {
+  KernelState& k = k_[kid];
+  k.end = now;
+  --kernels_left_;
+  for (uint32_t d : k.dependents) {
+    KernelState& dk = k_[d];
+    dk.deps_done = std::max(dk.deps_done, now);
+    if (--dk.deps_left == 0) push(dk.deps_done + model::ns_to_ps(p_.kernel_launch_ns), Ev::kernel_ready, d);
+  }
+}
+
+ReplayOutput Engine::run() {
+  const auto& kernels = *in_.kernels;
+  k_.resize(kernels.size());
+  std::map<uint32_t, uint32_t> index_of;
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
+    k_[i].rec = &kernels[i];
+    if (!index_of.emplace(kernels[i].id, i).second)
+      throw std::runtime_error("trace has two kernels with id " + std::to_string(kernels[i].id));
+  }
+  // Regions, for per-region bytes in the roofline.
+  std::map<std::string, uint32_t> rid;
+  region_index_.resize(in_.tensor_region.size());
+  for (size_t t = 0; t < in_.tensor_region.size(); ++t) {
+    auto it = rid.emplace(in_.tensor_region[t], uint32_t(rid.size())).first;
+    region_index_[t] = it->second;
+  }
+  regions_.resize(rid.size());
+  for (auto& [name, i] : rid) regions_[i] = name;
+  for (const auto& a : *in_.accesses) {
+    auto it = index_of.find(a.kernel);
+    if (it == index_of.end()) throw std::runtime_error("access record names unknown kernel " + std::to_string(a.kernel));
+    if (a.tensor >= in_.tensor_base.size())
+      throw std::runtime_error("access record names unknown tensor " + std::to_string(a.tensor));
+    KernelState& k = k_[it->second];
+    k.accesses.push_back(&a);
+    if (k.bytes_by_region.empty()) k.bytes_by_region.assign(regions_.size(), 0.0);
+    k.bytes_by_region[region_of(a.tensor)] += double(a.total_bytes());
+  }
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
+    KernelState& k = k_[i];
+    for (uint32_t d : kernels[i].deps) {
+      auto it = index_of.find(d);
+      if (it == index_of.end())
+        throw std::runtime_error("kernel " + kernels[i].name + " depends on unknown kernel " + std::to_string(d));
+      k_[it->second].dependents.push_back(i);
+      ++k.deps_left;
+    }
+    k.per_sm = model::ctas_per_sm(p_, kernels[i]);
+    if (k.per_sm == 0)
+      throw std::runtime_error("kernel " + kernels[i].name + " cannot fit one CTA on an SM (" +
+                               model::occupancy_limiter(p_, kernels[i]) + ")");
+    std::array<double, trace::kPrecisionCount> per_cta{};
+    const double n = double(std::max<uint64_t>(1, kernels[i].cta_count()));
+    for (int p = 0; p < trace::kPrecisionCount; ++p) per_cta[p] = kernels[i].flops[p] / n;
+    k.cta_compute = tc_.compute_ps(per_cta);
+    ctas_total_ += kernels[i].cta_count();
+    if (kernels[i].cta_count() == 0) throw std::runtime_error("kernel " + kernels[i].name + " has an empty grid");
+  }
+  kernels_left_ = kernels.size();
+  for (uint32_t i = 0; i < kernels.size(); ++i)
+    if (k_[i].deps_left == 0) push(model::ns_to_ps(p_.kernel_launch_ns), Ev::kernel_ready, i);
+
+  sms_.resize(p_.sm_count);
+  for (auto& s : sms_) s.slots.resize(p_.max_ctas_per_sm);
+
+  Tick now = 0;
+  while (kernels_left_ > 0) {
+    const Tick tq = q_.empty() ? model::kNever : q_.top().t;
+    const Tick tm = mem_.next_event();
+    const Tick t = std::min(tq, tm);
+    if (t == model::kNever) throw std::runtime_error("replay deadlock: kernels left but nothing scheduled (cyclic dependences?)");
+    now = std::max(now, t);
+    if (tm <= now) {
+      done_.clear();
+      mem_.advance(now, done_);
+      for (const auto& c : done_) {
+        const uint32_t slot = uint32_t(c.id & ((1u << kSlotBits) - 1));
+        const uint32_t sm = uint32_t((c.id >> kSlotBits) & ((1u << kSmBits) - 1));
+        SmState& s = sms_[sm];
+        Slot& sl = s.slots[slot];
+        --sl.outstanding;
+        --s.outstanding;
+        if (sl.outstanding == 0 && sl.cursor.done() && !sl.mem_done) finish_memory(sm, slot, std::max(now, c.done));
+        issue(sm, now);
+      }
+      // SMs refused by a full queue try again now that something drained.
+      if (!stalled_.empty()) {
+        auto stalled = std::move(stalled_);
+        stalled_.clear();
+        for (uint32_t sm : stalled) {
+          sms_[sm].stalled = false;
+          issue(sm, now);
+        }
+      }
+    }
+    bool dispatch_needed = false;
+    while (!q_.empty() && q_.top().t <= now) {
+      const Event e = q_.top();
+      q_.pop();
+      if (e.type == Ev::cta_end) {
+        end_cta(e.a, e.b, now);
+      } else {
+        KernelState& k = k_[e.a];
+        k.ready = true;
+        // Launch order among ready kernels: by trace order (the order the host enqueued them).
+        ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e.a), e.a);
+      }
+      dispatch_needed = true;
+    }
+    if (dispatch_needed && !ready_.empty()) dispatch(now);
+  }
+
+  // Results.
+  out_.step_ns = model::ps_to_ns(now);
+  out_.region_names = regions_;
+  out_.bytes_by_region_read.assign(regions_.size(), 0);
+  double resident = 0, tensor = 0;
+  for (const auto& s : sms_) {
+    resident += double(s.resident_total);
+    tensor += double(s.tensor_busy);
+  }
+  out_.sm_busy_fraction = now ? resident / double(now) / double(sms_.size()) : 0;
+  out_.tensor_busy_fraction = now ? tensor / double(now) / double(sms_.size()) : 0;
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
+    const auto& r = kernels[i];
+    KernelState& k = k_[i];
+    KernelResult kr;
+    kr.id = r.id;
+    kr.name = r.name;
+    kr.kind = r.kind;
+    kr.layer = r.layer;
+    kr.stream = r.stream;
+    kr.start_ns = model::ps_to_ns(k.start);
+    kr.end_ns = model::ps_to_ns(k.end);
+    kr.bytes_read = k.bytes_read;
+    kr.bytes_written = k.bytes_written;
+    kr.flops = r.total_flops();
+    kr.ctas = r.cta_count();
+    kr.ctas_per_sm = k.per_sm;
+    kr.measured_ns = double(r.measured_ns);
+    double mem_ns = 0;
+    for (size_t g = 0; g < k.bytes_by_region.size(); ++g) {
+      // bytes / (GB/s) = ns
+      double peak = 0;
+      for (size_t t = 0; t < region_index_.size(); ++t)
+        if (region_index_[t] == g) peak = std::max(peak, in_.tensor_peak_GBps[t]);
+      if (peak > 0) mem_ns = std::max(mem_ns, k.bytes_by_region[g] / peak);
+    }
+    double flop_ns = 0;
+    for (int p = 0; p < trace::kPrecisionCount; ++p)
+      if (r.flops[p] > 0) flop_ns += r.flops[p] / tc_.peak_flops(trace::Precision(p), p_.sm_count) * 1e9;
+    kr.roofline_ns = std::max(mem_ns, flop_ns);
+    kr.bound = mem_ns >= flop_ns ? "memory" : "compute";
+    out_.bytes_read += k.bytes_read;
+    out_.bytes_written += k.bytes_written;
+    out_.kernels.push_back(std::move(kr));
+  }
+  for (const auto& a : *in_.accesses)
+    if (!a.write) out_.bytes_by_region_read[region_of(a.tensor)] += a.total_bytes();
+
+  if (!opt_.timeline_path.empty()) {
+    nlohmann::json ev = nlohmann::json::array();
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "streams"}}}});
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 2}, {"args", {{"name", "SM groups"}}}});
+    for (const auto& k : out_.kernels)
+      ev.push_back({{"name", k.name}, {"cat", k.kind}, {"ph", "X"}, {"pid", 1}, {"tid", k.stream},
+                    {"ts", k.start_ns / 1000.0}, {"dur", k.duration_ns() / 1000.0},
+                    {"args", {{"bytes_read", k.bytes_read}, {"flops", k.flops}, {"roofline_ns", k.roofline_ns}}}});
+    for (const auto& [key, span] : sm_group_spans_)
+      ev.push_back({{"name", kernels[key.first].name}, {"ph", "X"}, {"pid", 2}, {"tid", key.second},
+                    {"ts", model::ps_to_ns(span.first) / 1000.0},
+                    {"dur", model::ps_to_ns(span.second - span.first) / 1000.0}});
+    for (uint32_t g = 0; g * kSmGroup < sms_.size(); ++g)
+      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 2}, {"tid", g},
+                    {"args", {{"name", "SM " + std::to_string(g * kSmGroup) + "-" +
+                                           std::to_string(std::min<size_t>(sms_.size(), (g + 1) * kSmGroup) - 1)}}}});
+    std::ofstream f(opt_.timeline_path);
+    if (!f) throw std::runtime_error("cannot write timeline " + opt_.timeline_path);
+    f << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump();
+  }
+  return out_;
+}
+
+}  // namespace
+
+ReplayOutput replay(const model::SmParams& sm, const model::TensorCore& tc, model::MemoryDevice& memory,
+                    const ReplayInput& in, const ReplayOptions& opt) {
+  Engine e(sm, tc, memory, in, opt);
+  return e.run();
+}
+
+}  // namespace indexsim::sim

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trace replay engine: kernels of a DAG over streams, their CTAs dispatched to SMs under
+// occupancy limits, each CTA's accesses issued to the memory system with a bounded window of
+// outstanding requests per SM, compute on the Tensor Cores overlapped with loads where the kernel
+// double-buffers.
+//
+// Event-driven in plain C++: the loop jumps to the earlier of its own next event (a CTA finishing,
+// a kernel becoming ready) and the memory system's next event. Nothing ticks idle cycles.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/common/memory_device.hpp"
+#include "models/sm/sm.hpp"
+#include "models/tensorcore/tensor_core.hpp"
+#include "sim/engine/run_result.hpp"
+#include "traces/records.hpp"
+
+namespace indexsim::sim {
+
+struct ReplayInput {
+  const std::vector<trace::KernelRecord>* kernels = nullptr;
+  const std::vector<trace::AccessRecord>* accesses = nullptr;
+  std::vector<uint64_t> tensor_base;          // physical base address of each tensor id
+  std::vector<double> tensor_peak_GBps;       // peak bandwidth of the region each tensor lives in
+  std::vector<std::string> tensor_region;     // region name of each tensor (for statistics)
+};
+
+struct ReplayOptions {
+  bool fast = false;                 // coarse requests for contiguous runs (SmParams::fast_chunk_bytes)
+  std::string timeline_path;         // Chrome/Perfetto trace-event JSON, empty = none
+  std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done
+};
+
+struct ReplayOutput {
+  double step_ns = 0;
+  std::vector<KernelResult> kernels;
+  uint64_t requests = 0;
+  uint64_t bytes_read = 0, bytes_written = 0;
+  double sm_busy_fraction = 0;       // mean over SMs of the time a CTA was resident
+  double tensor_busy_fraction = 0;   // mean over SMs of tensor-pipe busy time / step time
+  std::vector<uint64_t> bytes_by_region_read;  // indexed like region_names
+  std::vector<std::string> region_names;
+};
+
+ReplayOutput replay(const model::SmParams& sm, const model::TensorCore& tc, model::MemoryDevice& memory,
+                    const ReplayInput& in, const ReplayOptions& opt);
+
+}  // namespace indexsim::sim

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include "sim/engine/replay.hpp"
+#include "tests/cpp/fake_memory.hpp"
+
+using namespace indexsim;
+using trace::AccessRecord;
+using trace::KernelRecord;
+
+namespace {
+
+const char* kGpu = R"(
+gpu:
+  sm_count: 4
+  sm_clock_MHz: 1000
+  tensor_clock_MHz: 1000
+  max_threads_per_sm: 2048
+  max_ctas_per_sm: 8
+  registers_per_sm: 65536
+  smem_per_sm_KiB: 228
+  tensor_flops_per_clk_per_sm: {tf32: 512, bf16: 1024, fp16: 1024, fp8: 2048, fp4: 0}
+  simt_flops_per_clk_per_sm: 256
+  mma_pipeline_latency_cycles: 0
+  mma_issue_efficiency: 1.0
+  max_outstanding_requests_per_sm: 16
+  line_bytes: 128
+  sector_bytes: 32
+  fast_mode_chunk_bytes: 2048
+  cta_launch_ns: 0
+  kernel_launch_ns: 0
+  pipeline_stages: 1
+)";
+
+struct Rig {
+  model::SmParams sm;
+  model::TensorCoreParams tcp;
+  Rig(const std::string& extra_set = "") {
+    auto doc = config::Document::load_string(kGpu, "gpu.yaml");
+    if (!extra_set.empty()) doc->set(extra_set);
+    auto g = doc->root().child("gpu");
+    sm = model::SmParams::load(g);
+    tcp = model::TensorCoreParams::load(g);
+    doc->check_unused();
+  }
+};
+
+KernelRecord kernel(uint32_t id, uint32_t ctas, std::vector<uint32_t> deps = {}, uint32_t stream = 0) {
+  KernelRecord k;
+  k.id = id;
+  k.name = "k" + std::to_string(id);
+  k.kind = "test";
+  k.grid = {ctas, 1, 1};
+  k.block = {128, 1, 1};
+  k.deps = std::move(deps);
+  k.stream = stream;
+  return k;
+}
+
+AccessRecord stream_read(uint32_t kernel, uint32_t ctas, uint64_t bytes_per_cta) {
+  AccessRecord a;
+  a.kernel = kernel;
+  a.cta_first = 0;
+  a.cta_count = ctas;
+  a.kind = AccessRecord::Kind::strided;
+  a.tensor = 0;
+  a.cta_stride_bytes = int64_t(bytes_per_cta);
+  a.elem_bytes = 16;
+  a.count = bytes_per_cta / 16;
+  a.stride_bytes = 16;
+  return a;
+}
+
+sim::ReplayOutput run(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
+                      model::MemoryDevice& mem, bool fast = false) {
+  model::TensorCore tc(rig.tcp);
+  sim::ReplayInput in;
+  in.kernels = &ks;
+  in.accesses = &as;
+  in.tensor_base = {0};
+  in.tensor_peak_GBps = {mem.peak_bandwidth_GBps()};
+  in.tensor_region = {"hbm"};
+  sim::ReplayOptions opt;
+  opt.fast = fast;
+  return sim::replay(rig.sm, tc, mem, in, opt);
+}
+
+}  // namespace
+
+TEST(Replay, MemoryBoundKernelTakesBytesOverBandwidth) {
+  // 64 CTAs x 64 KiB over a 100 B/ns bus: time >= 4 MiB / 100 B/ns = 41.94 us; with 4 SMs x 16
+  // requests of 128 B in flight (8 KiB) and 100 ns latency, Little's law allows 8192/100 = 82 B/ns
+  // < 100 B/ns, so the window, not the bus, bounds it: ~ 4 MiB / 82 B/ns = 51.2 us.
+  Rig rig;
+  test::FakeMemory mem(100.0, 100.0);
+  auto out = run(rig, {kernel(0, 64)}, {stream_read(0, 64, 65536)}, mem);
+  const double bytes = 64.0 * 65536;
+  EXPECT_EQ(out.bytes_read, uint64_t(bytes));
+  EXPECT_GE(out.step_ns, bytes / 100.0);  // never below the roofline
+  const double little_ns = bytes / (4 * 16 * 128 / (100.0 + 128 / 100.0));
+  EXPECT_NEAR(out.step_ns, little_ns, 0.05 * little_ns);
+  EXPECT_EQ(out.kernels[0].bound, "memory");
+}
+
+TEST(Replay, LargerWindowReachesTheBusLimit) {
+  // With 256 requests in flight per SM the bus (100 B/ns) is the limit: step ~ bytes / 100.
+  Rig rig("gpu.max_outstanding_requests_per_sm=256");
+  test::FakeMemory mem(100.0, 100.0);
+  auto out = run(rig, {kernel(0, 64)}, {stream_read(0, 64, 65536)}, mem);
+  const double bus_ns = 64.0 * 65536 / 100.0;
+  EXPECT_GE(out.step_ns, bus_ns);
+  EXPECT_LE(out.step_ns, bus_ns * 1.03);
+}
+
+TEST(Replay, ComputeBoundKernelTakesFlopsOverRate) {
+  // 8 CTAs of 2^20 bf16 FLOPs each on 4 SMs at 1024 FLOP/clk, 1 GHz: each SM runs 2 CTAs one after
+  // the other on its tensor pipe: 2 x 2^20 / 1024 = 2048 ns.
+  Rig rig;
+  test::FakeMemory mem(100.0, 10.0);
+  KernelRecord k = kernel(0, 8);
+  k.flops[int(trace::Precision::bf16)] = 8.0 * (1 << 20);
+  auto out = run(rig, {k}, {}, mem);
+  EXPECT_NEAR(out.step_ns, 2048.0, 1.0);
+  EXPECT_EQ(out.kernels[0].bound, "compute");
+  EXPECT_NEAR(out.kernels[0].roofline_ns, 2048.0, 1.0);
+}
+
+TEST(Replay, DependentKernelsRunInSequenceIndependentStreamsOverlap) {
+  // Two memory-bound kernels of 2 CTAs each on 4 SMs: in sequence they take t1 + t2; on two
+  // streams without a dependence they share the machine and finish in less than the sum.
+  Rig rig;
+  auto make = [&](bool dependent) {
+    test::FakeMemory mem(1000.0, 500.0);
+    return run(rig, {kernel(0, 2), kernel(1, 2, dependent ? std::vector<uint32_t>{0} : std::vector<uint32_t>{}, dependent ? 0 : 1)},
+               {stream_read(0, 2, 1 << 16), stream_read(1, 2, 1 << 16)}, mem);
+  };
+  auto seq = make(true);
+  auto par = make(false);
+  EXPECT_GE(seq.kernels[1].start_ns, seq.kernels[0].end_ns);
+  const double sum = seq.kernels[0].duration_ns() + seq.kernels[1].duration_ns();
+  EXPECT_LT(par.step_ns, 0.7 * sum);
+  EXPECT_LT(par.kernels[1].start_ns, par.kernels[0].end_ns);  // they overlap
+}
+
+TEST(Replay, MoreSmsNeverSlowAMemoryBoundKernel) {
+  double prev = 1e300;
+  for (int sms : {1, 2, 4, 8}) {
+    Rig rig("gpu.sm_count=" + std::to_string(sms));
+    test::FakeMemory mem(200.0, 300.0);
+    auto out = run(rig, {kernel(0, 32)}, {stream_read(0, 32, 32768)}, mem);
+    EXPECT_LE(out.step_ns, prev * 1.0001) << sms << " SMs";
+    prev = out.step_ns;
+  }
+}
+
+TEST(Replay, FastModeIssuesFewerRequestsForTheSameBytes) {
+  Rig rig("gpu.max_outstanding_requests_per_sm=256");
+  test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
+  auto det = run(rig, {kernel(0, 16)}, {stream_read(0, 16, 65536)}, m1, false);
+  auto fast = run(rig, {kernel(0, 16)}, {stream_read(0, 16, 65536)}, m2, true);
+  EXPECT_EQ(m1.bytes(), m2.bytes());
+  EXPECT_EQ(m1.requests(), 16u * 65536 / 128);   // one request per 128 B line
+  EXPECT_EQ(m2.requests(), 16u * 65536 / 2048);  // one per 2 KiB chunk
+  EXPECT_NEAR(fast.step_ns, det.step_ns, 0.03 * det.step_ns);
+}
+
+TEST(Replay, GatherRoundsRowsToSectorsAndSplitsAtLines) {
+  // One CTA gathers 3 rows of 100 B at pitch 1000: each row spans [r*1000, r*1000+100), i.e. 4
+  // sectors when it starts 32-B aligned (rows 0) or straddles more; bytes = sectors touched x 32.
+  Rig rig;
+  test::FakeMemory mem(100.0, 10.0);
+  AccessRecord g;
+  g.kernel = 0;
+  g.kind = AccessRecord::Kind::gather;
+  g.row_bytes = 100;
+  g.row_pitch_bytes = 1000;
+  g.rows = {0, 1, 2};
+  auto out = run(rig, {kernel(0, 1)}, {g}, mem);
+  // row 0: [0,100) → sectors [0,128) = 128 B, one request; row 1: [1000,1100) crosses the line at
+  // 1024: [992,1024) + [1024,1120) = 32 + 96 B, two requests; row 2: [2000,2100) crosses 2048:
+  // [1984,2048) + [2048,2112) = 64 + 64 B, two requests. 384 B in 5 requests.
+  EXPECT_EQ(out.bytes_read, 3u * 128);
+  EXPECT_EQ(mem.requests(), 5u);
+}
+
+TEST(Replay, BackPressureDelaysButLosesNothing) {
+  Rig rig;
+  test::FakeMemory tight(100.0, 100.0, 4), loose(100.0, 100.0);
+  auto a = run(rig, {kernel(0, 8)}, {stream_read(0, 8, 16384)}, tight);
+  auto b = run(rig, {kernel(0, 8)}, {stream_read(0, 8, 16384)}, loose);
+  EXPECT_EQ(tight.bytes(), loose.bytes());
+  EXPECT_GE(a.step_ns, b.step_ns);
+}
