@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,9 +23,12 @@ namespace indexsim::trace {
 class TraceError : public std::runtime_error {
  public:
   TraceError(const std::string& file, uint64_t offset, const std::string& reason);
+  // A defect inside block `block` (0-based, counting from the first block after the header).
+  TraceError(const std::string& file, uint64_t offset, uint64_t block, const std::string& reason);
   const std::string file;
   const uint64_t offset;
   const std::string reason;
+  const int64_t block = -1;  // -1: the defect is in the header
 };
 
 using Record = std::variant<TensorRecord, KernelRecord, CtaRecord, AccessRecord>;
@@ -57,10 +61,15 @@ class Reader {
   uint64_t offset() const { return offset_; }  // byte offset of the next block
   uint64_t block_index() const { return block_index_; }
   const std::string& path() const { return path_; }
+  // The largest block payload held so far: what the reader's memory is bounded by.
+  uint64_t max_block_bytes() const { return max_block_bytes_; }
 
  private:
+  [[noreturn]] void fail(uint64_t offset, const std::string& reason) const;
   std::string path_;
   std::ifstream in_;
+  std::vector<uint8_t> buf_;  // the current block's payload, reused
+  uint64_t max_block_bytes_ = 0;
   nlohmann::json metadata_;
   uint32_t version_ = 0;
   uint64_t offset_ = 0;
