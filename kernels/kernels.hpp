@@ -138,6 +138,7 @@ struct SparseAttnArgs {
   const uint16_t* q = nullptr;    // nq × heads × 576
   const uint16_t* kv = nullptr;   // rows × 576 (the KV cache, flat)
   const int32_t* idx = nullptr;   // nq × topk row ids, -1 = invalid
+  int64_t kv_rows_per_query = 0;  // query i reads row idx + i · this (a batch of per-sequence caches)
   int nq = 1, heads = 64;         // heads: multiple of 16
   int topk = 2048;
   float scale = 0.0f;             // usually 1/sqrt(576)

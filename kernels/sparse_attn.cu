@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(AttnParams p, 
     ms[threadIdx.x] = -INFINITY;
     ls[threadIdx.x] = 0.0f;
   }
-  const uint8_t* kv = reinterpret_cast<const uint8_t*>(a.kv);
+  const uint8_t* kv = reinterpret_cast<const uint8_t*>(a.kv) + size_t(qi) * a.kv_rows_per_query * kRowBytes;
   const int32_t* idx = a.idx + size_t(qi) * a.topk;
   auto load_tile = [&](int tile, int stage) {
     const int j0 = begin + tile * kTile;
