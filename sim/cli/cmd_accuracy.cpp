@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// `indexsim accuracy`: what each indexer-cache technique costs in accuracy on the real-vector
+// fixture (key and score cosine retention, top-k recall against the exact indexer).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/command.hpp"
+#include "sim/functional/accuracy.hpp"
+
+namespace {
+
+using namespace indexsim::sim::functional;
+
+int cmd_accuracy(const indexsim::cli::Args& args) {
+  indexsim::cli::ArgParser ap(args);
+  if (ap.flag("--help")) {
+    std::cout << "usage: indexsim accuracy [--fixture DIR] [--json] [--k K]... [--score dot|relu] [--queries N] [--random SEED]\n"
+                 "  --fixture DIR   vector fixture (default: tests/data/vectors of the source tree)\n"
+                 "  --k K           a top-k budget for recall (repeatable; default 64 256 2048)\n"
+                 "  --score MODE    dot: q·k over the 4 heads (default); relu: sum over heads of ReLU(q_h·k_h)\n"
+                 "  --queries N     use N of the fixture's queries per layer, evenly spaced (quicker)\n"
+                 "  --random SEED   Gaussian vectors of the fixture's shape instead of the real ones (an extra case)\n";
+    return 0;
+  }
+  const std::string dir = ap.value("--fixture", default_fixture_dir());
+  const bool json = ap.flag("--json");
+  EvalOptions opt;
+  const std::vector<std::string> ks = ap.values("--k");
+  if (!ks.empty()) {
+    opt.ks.clear();
+    for (const std::string& k : ks) {
+      size_t used = 0;
+      int v = 0;
+      try {
+        v = std::stoi(k, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used != k.size() || v < 1) throw std::invalid_argument("--k = '" + k + "': must be a positive integer");
+      opt.ks.push_back(v);
+    }
+  }
+  const std::string score = ap.value("--score", "dot");
+  if (score == "relu")
+    opt.score = ScoreMode::relu_heads;
+  else if (score != "dot")
+    throw std::invalid_argument("--score = '" + score + "': must be dot or relu");
+  const bool random = ap.has("--random");
+  const uint64_t seed = ap.u64("--random", 0);
+  const uint64_t queries = ap.u64("--queries", 0);
+  ap.finish();
+
+  VectorSet v = load_fixture(dir);
+  if (random) v = random_vectors(v.layers, v.tokens, v.queries, v.dim, v.heads, seed);
+  if (queries > 0) v = with_queries(v, int(std::min<uint64_t>(queries, uint64_t(v.queries) + 1)));
+  const std::vector<CaseResult> results = run_study(v, default_cases(v), opt);
+
+  if (json) {
+    nlohmann::json j;
+    j["fixture"] = dir;
+    j["vectors"] = random ? "gaussian seed " + std::to_string(seed) : "fixture";
+    j["layers"] = v.layers;
+    j["tokens"] = v.tokens;
+    j["queries"] = v.queries;
+    j["dim"] = v.dim;
+    j["score"] = score;
+    j["ks"] = opt.ks;
+    for (const CaseResult& r : results) {
+      nlohmann::json row{{"technique", r.technique}, {"params", r.params}, {"bytes_per_token", r.bytes_per_token},
+                         {"key_cos", r.key_cos}, {"score_cos", r.score_cos}};
+      if (r.kept_dims > 0) row["kept_dims"] = r.kept_dims;
+      for (size_t i = 0; i < opt.ks.size(); ++i) row["recall@" + std::to_string(opt.ks[i])] = r.recall[i];
+      j["results"].push_back(row);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("# %s: %d layers x %lld tokens x %d dims, %d queries per layer, score %s; means over layers\n",
+              random ? ("Gaussian vectors, seed " + std::to_string(seed)).c_str() : dir.c_str(), v.layers,
+              static_cast<long long>(v.tokens), v.dim, v.queries, score.c_str());
+  std::printf("%-9s %-36s %6s %8s %8s %8s", "technique", "parameters", "dims", "B/token", "key_cos", "score_cos");
+  for (int k : opt.ks) std::printf(" %9s", ("R@" + std::to_string(k)).c_str());
+  std::printf("\n");
+  for (const CaseResult& r : results) {
+    char dims[16] = "-";
+    if (r.kept_dims > 0) std::snprintf(dims, sizeof dims, "%.1f", r.kept_dims);
+    std::printf("%-9s %-36s %6s %8.1f %8.4f %9.4f", r.technique.c_str(), r.params.c_str(), dims, r.bytes_per_token,
+                r.key_cos, r.score_cos);
+    for (double x : r.recall) std::printf(" %9.4f", x);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+INDEXSIM_COMMAND("accuracy", "accuracy cost of the indexer-cache techniques on real vectors", cmd_accuracy);

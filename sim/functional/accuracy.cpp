@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/functional/accuracy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/cpu/reference.hpp"
+
+namespace indexsim::sim::functional {
+
+namespace cpu = kernels::cpu;
+
+Case Case::exact() { return Case{}; }
+Case Case::pooled(const PoolSpec& p) {
+  Case c;
+  c.kind = Kind::pool;
+  c.pool = p;
+  return c;
+}
+Case Case::pruned(const PruneSpec& p) {
+  Case c;
+  c.kind = Kind::prune;
+  c.prune = p;
+  return c;
+}
+Case Case::quantized(Format f) {
+  Case c;
+  c.kind = Kind::quantize;
+  c.format = f;
+  return c;
+}
+
+std::string Case::technique() const {
+  switch (kind) {
+    case Kind::exact: return "exact";
+    case Kind::pool: return "pool";
+    case Kind::prune: return "prune";
+    case Kind::quantize: return "quantize";
+  }
+  return "?";
+}
+
+std::string Case::params() const {
+  switch (kind) {
+    case Kind::exact: return "fp16 keys as captured";
+    case Kind::pool: return describe(pool);
+    case Kind::prune: return describe(prune);
+    case Kind::quantize: return name(format);
+  }
+  return "";
+}
+
+Stored apply(const Case& c, const VectorSet& v, int layer) {
+  const float* k = v.keys_of(layer);
+  switch (c.kind) {
+    case Case::Kind::exact: return Stored::per_token(std::vector<float>(k, k + v.tokens * v.dim), v.tokens, v.dim);
+    case Case::Kind::pool: return pool_keys(k, v.tokens, v.dim, v.heads, c.pool, uint64_t(layer));
+    case Case::Kind::prune: return prune_keys(k, v.tokens, v.dim, c.prune);
+    case Case::Kind::quantize: return quantize_keys(k, v.tokens, v.dim, c.format);
+  }
+  throw std::logic_error("apply: unknown case");
+}
+
+std::vector<float> scores(const float* q, int dim, int heads, ScoreMode mode, const float* keys, int64_t n) {
+  if (mode == ScoreMode::dot) {
+    std::vector<float> rows(q, q + dim);
+    for (int j = 0; j < dim; ++j) rows.push_back(-q[j]);
+    const float w[2] = {1.0f, -1.0f};
+    return cpu::indexer_scores(rows.data(), w, 2, dim, keys, n);
+  }
+  const int hd = dim / heads;
+  std::vector<float> rows(size_t(heads) * size_t(dim), 0.0f), w(size_t(heads), 1.0f);
+  for (int h = 0; h < heads; ++h) std::copy_n(q + h * hd, hd, rows.begin() + size_t(h) * dim + size_t(h) * hd);
+  return cpu::indexer_scores(rows.data(), w.data(), heads, dim, keys, n);
+}
+
+namespace {
+
+// The selection rule of select_tokens, given the entries already ranked by score.
+std::vector<int32_t> select_ranked(const Stored& s, const std::vector<int32_t>& ranked, int k) {
+  std::vector<int32_t> out;
+  int64_t left = k;
+  auto take = [&](int64_t e) {
+    for (int64_t t = s.begin[size_t(e)]; t < s.begin[size_t(e) + 1]; ++t) out.push_back(int32_t(t));
+    left -= s.begin[size_t(e) + 1] - s.begin[size_t(e)];
+  };
+  for (int64_t e = 0; e < s.entries(); ++e)
+    if (s.always[size_t(e)]) take(e);
+  for (int32_t e : ranked) {
+    if (left <= 0) break;
+    if (s.always[size_t(e)]) continue;
+    if (s.begin[size_t(e) + 1] - s.begin[size_t(e)] <= left) take(e);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int32_t> select_tokens(const Stored& s, const std::vector<float>& entry_scores, int k) {
+  if (int64_t(entry_scores.size()) != s.entries()) throw std::invalid_argument("select_tokens: one score per entry");
+  return select_ranked(s, cpu::topk(entry_scores, int(s.entries())), k);
+}
+
+double cosine(const float* a, const float* b, int64_t n) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  if (aa == 0 || bb == 0) return aa == bb ? 1.0 : 0.0;
+  return ab / std::sqrt(aa * bb);
+}
+
+double recall(const std::vector<int32_t>& selected, const std::vector<int32_t>& exact) {
+  if (exact.empty()) return 1.0;
+  std::vector<int32_t> a(selected), b(exact);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  std::vector<int32_t> both;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+  return double(both.size()) / double(exact.size());
+}
+
+std::vector<Case> default_cases(const VectorSet& v) {
+  using cpu::Gate;
+  std::vector<Case> c{Case::exact()};
+  for (PoolAxis axis : {PoolAxis::tokens, PoolAxis::vectors}) {
+    for (int r : {2, 3, 4}) c.push_back(Case::pooled({r, axis, Gate::sigmoid, GateInit::uniform, 1, 0}));
+    c.push_back(Case::pooled({4, axis, Gate::sigmoid, GateInit::random, 1, 0}));
+    c.push_back(Case::pooled({4, axis, Gate::softmax, GateInit::random, 1, 0}));
+    // The seeds' L1: the most recent quarter of the context (1K of the fixture's 4K) kept whole.
+    c.push_back(Case::pooled({4, axis, Gate::sigmoid, GateInit::uniform, 1, v.tokens / 4}));
+  }
+  for (PruneBasis b : {PruneBasis::pca, PruneBasis::hadamard_pca, PruneBasis::coords, PruneBasis::hadamard_coords}) {
+    for (double share : {0.90, 0.95, 0.99}) c.push_back(Case::pruned({b, share, 0}));
+    c.push_back(Case::pruned({b, 0, v.dim / 2}));
+  }
+  for (Format f : {Format::fp32, Format::fp16, Format::bf16, Format::fp8_e4m3, Format::fp4_e2m1})
+    c.push_back(Case::quantized(f));
+  return c;
+}
+
+std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& cases, const EvalOptions& opt) {
+  if (v.layers < 1 || v.tokens < 1 || v.queries < 1) throw std::invalid_argument("run_study: empty vector set");
+  for (int k : opt.ks)
+    if (k < 1 || k > v.tokens)
+      throw std::invalid_argument("k = " + std::to_string(k) + " must be in [1, " + std::to_string(v.tokens) + "]");
+  std::vector<CaseResult> out(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    out[i].technique = cases[i].technique();
+    out[i].params = cases[i].params();
+    out[i].recall.assign(opt.ks.size(), 0.0);
+  }
+  for (int l = 0; l < v.layers; ++l) {
+    const float* keys = v.keys_of(l);
+    std::vector<std::vector<float>> exact_scores(size_t(v.queries));
+    std::vector<std::vector<std::vector<int32_t>>> exact_top(size_t(v.queries));
+    for (int q = 0; q < v.queries; ++q) {
+      exact_scores[size_t(q)] = scores(v.query_of(l, q), v.dim, v.heads, opt.score, keys, v.tokens);
+      for (int k : opt.ks) exact_top[size_t(q)].push_back(cpu::topk(exact_scores[size_t(q)], k));
+    }
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Stored s = apply(cases[i], v, l);
+      CaseResult& r = out[i];
+      r.kept_dims += s.kept_dims;
+      r.bytes_per_token += (s.stored_values * s.bytes_per_value + s.extra_bytes) / double(v.tokens);
+      double kc = 0;
+      for (int64_t e = 0; e < s.entries(); ++e)
+        for (int64_t t = s.begin[size_t(e)]; t < s.begin[size_t(e) + 1]; ++t)
+          kc += cosine(keys + t * v.dim, s.keys.data() + e * v.dim, v.dim);
+      r.key_cos += kc / double(v.tokens);
+      std::vector<float> token_scores(size_t(v.tokens));
+      for (int q = 0; q < v.queries; ++q) {
+        const std::vector<float> es = scores(v.query_of(l, q), v.dim, v.heads, opt.score, s.keys.data(), s.entries());
+        for (int64_t e = 0; e < s.entries(); ++e)
+          std::fill(token_scores.begin() + s.begin[size_t(e)], token_scores.begin() + s.begin[size_t(e) + 1],
+                    es[size_t(e)]);
+        r.score_cos += cosine(exact_scores[size_t(q)].data(), token_scores.data(), v.tokens);
+        const std::vector<int32_t> ranked = cpu::topk(es, int(s.entries()));
+        for (size_t j = 0; j < opt.ks.size(); ++j)
+          r.recall[j] += recall(select_ranked(s, ranked, opt.ks[j]), exact_top[size_t(q)][j]);
+      }
+    }
+  }
+  const double layers = v.layers, queries = double(v.layers) * v.queries;
+  for (CaseResult& r : out) {
+    r.kept_dims /= layers;
+    r.bytes_per_token /= layers;
+    r.key_cos /= layers;
+    r.score_cos /= queries;
+    for (double& x : r.recall) x /= queries;
+  }
+  return out;
+}
+
+}  // namespace indexsim::sim::functional

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accuracy study: each technique's stored keys against the exact indexer on the same vectors.
+//
+// The fixture's indexer score of key k for a 128-d query q is q·k: the sum of the 4 heads' attention
+// logits (ScoreMode::dot). ScoreMode::relu_heads is the lightning indexer's form Σ_h ReLU(q_h·k_h),
+// one head per 32-d block; on these keys many scores are exactly 0, so its large-k recall measures
+// tie-breaking as much as the technique. Both run through kernels::cpu::indexer_scores; dot uses
+// two heads q and -q with weights 1 and -1, since ReLU(x) - ReLU(-x) = x.
+//
+// Metrics, each a mean over layers (and tokens or queries):
+//   key cosine    cos(k_t, k̂_t), k̂_t the key that stands for token t in the cache
+//   score cosine  cos(s, ŝ) of the score vectors over all tokens, ŝ_t the score of t's entry
+//   recall@k      |selected ∩ exact top-k| / k, selected = the technique's k-token selection
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/functional/fixture.hpp"
+#include "sim/functional/pool.hpp"
+#include "sim/functional/prune.hpp"
+#include "sim/functional/quantize.hpp"
+#include "sim/functional/stored.hpp"
+
+namespace indexsim::sim::functional {
+
+enum class ScoreMode { dot, relu_heads };
+
+struct Case {
+  enum class Kind { exact, pool, prune, quantize } kind = Kind::exact;
+  PoolSpec pool;
+  PruneSpec prune;
+  Format format = Format::fp32;
+
+  static Case exact();
+  static Case pooled(const PoolSpec& p);
+  static Case pruned(const PruneSpec& p);
+  static Case quantized(Format f);
+  std::string technique() const;
+  std::string params() const;
+};
+
+struct CaseResult {
+  std::string technique;
+  std::string params;
+  double kept_dims = 0;          // mean over layers; 0 = not pruned
+  double bytes_per_token = 0;    // cache bytes per context token, mean over layers
+  double key_cos = 0;
+  double score_cos = 0;
+  std::vector<double> recall;    // one per k of EvalOptions::ks
+};
+
+struct EvalOptions {
+  std::vector<int> ks = {64, 256, 2048};
+  ScoreMode score = ScoreMode::dot;
+};
+
+// The technique applied to one layer's keys (the random gate's stream is the layer).
+Stored apply(const Case& c, const VectorSet& v, int layer);
+
+// The k tokens a technique selects, given its entries' scores: the always-selected entries first,
+// then entries by descending score (ties: lower index) as long as their tokens fit in k.
+std::vector<int32_t> select_tokens(const Stored& s, const std::vector<float>& entry_scores, int k);
+
+// The indexer's scores of one 128-d query over n keys.
+std::vector<float> scores(const float* q, int dim, int heads, ScoreMode mode, const float* keys, int64_t n);
+
+double cosine(const float* a, const float* b, int64_t n);
+double recall(const std::vector<int32_t>& selected, const std::vector<int32_t>& exact);
+
+// The default study: exact, pooling (both axes, 2:1 to 4:1, gates, a recent window), pruning
+// (90/95/99 % variance and a fixed count, in each basis), quantisation (every format).
+std::vector<Case> default_cases(const VectorSet& v);
+
+std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& cases, const EvalOptions& opt);
+
+}  // namespace indexsim::sim::functional

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+// The functional models on the real-vector fixture (tests/data/vectors): directions that must hold
+// on real keys and queries, never numbers copied from a run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "sim/functional/accuracy.hpp"
+
+using namespace indexsim::sim::functional;
+using indexsim::kernels::cpu::Gate;
+
+namespace {
+
+// 16 of the 64 queries per layer keep each study to a second or so.
+const VectorSet& fixture() {
+  static const VectorSet v = with_queries(load_fixture(std::string(INDEXSIM_TEST_DATA) + "/vectors"), 16);
+  return v;
+}
+
+std::vector<CaseResult> study(const std::vector<Case>& cases, std::vector<int> ks = {64, 256, 2048}) {
+  EvalOptions opt;
+  opt.ks = std::move(ks);
+  return run_study(fixture(), cases, opt);
+}
+
+Case pool(int ratio, PoolAxis axis, int64_t recent = 0) {
+  return Case::pooled({ratio, axis, Gate::sigmoid, GateInit::uniform, 1, recent});
+}
+
+}  // namespace
+
+// The fixture is what its NOTE says: 6 layers × 4096 tokens of 4 heads × 32, 64 queries per layer.
+TEST(FunctionalFixture, HoldsSixLayersOf4096TokensOfFourHeadsOf32) {
+  const VectorSet v = load_fixture(std::string(INDEXSIM_TEST_DATA) + "/vectors");
+  EXPECT_EQ(v.layers, 6);
+  EXPECT_EQ(v.tokens, 4096);
+  EXPECT_EQ(v.dim, 128);
+  EXPECT_EQ(v.heads, 4);
+  EXPECT_EQ(v.queries, 64);
+  for (int32_t p : v.query_pos) EXPECT_TRUE(p >= 0 && p < v.tokens);
+  // Not constant, not zero: consecutive keys differ, and every layer has a spread.
+  for (int l = 0; l < v.layers; ++l) EXPECT_LT(cosine(v.keys_of(l), v.keys_of(l) + v.dim, v.dim), 0.9999);
+}
+
+// Pooling more keys into one loses more: key cosine and recall fall as the ratio grows (tokens axis).
+TEST(FunctionalFixture, RecallFallsAsTheTokenPoolingRatioGrows) {
+  const auto r = study({pool(2, PoolAxis::tokens), pool(3, PoolAxis::tokens), pool(4, PoolAxis::tokens)});
+  for (size_t i = 1; i < r.size(); ++i) {
+    EXPECT_LT(r[i].key_cos, r[i - 1].key_cos);
+    EXPECT_LT(r[i].score_cos, r[i - 1].score_cos);
+    for (size_t j = 0; j < r[i].recall.size(); ++j) EXPECT_LT(r[i].recall[j], r[i - 1].recall[j]) << "k index " << j;
+  }
+  for (const CaseResult& x : r) EXPECT_LT(x.recall[0], 1.0);
+}
+
+// Along vectors, 4:1 averages all 4 heads of a token and loses more than 2:1.
+TEST(FunctionalFixture, FourToOneVectorPoolingLosesMoreThanTwoToOne) {
+  const auto r = study({pool(2, PoolAxis::vectors), pool(4, PoolAxis::vectors)});
+  EXPECT_LT(r[1].key_cos, r[0].key_cos);
+  for (size_t j = 0; j < r[0].recall.size(); ++j) EXPECT_LT(r[1].recall[j], r[0].recall[j]);
+}
+
+// Real neighbouring keys are alike; independent Gaussian ones are not (their 2:1 mean keeps cos ≈ 1/√2).
+// So 2:1 token pooling must retain more on the fixture than on Gaussian vectors of the same shape.
+TEST(FunctionalFixture, RealNeighbouringKeysPoolBetterThanRandomOnes) {
+  const VectorSet& v = fixture();
+  const VectorSet g = random_vectors(v.layers, v.tokens, v.queries, v.dim, v.heads, 1);
+  EvalOptions opt;
+  opt.ks = {256};
+  const CaseResult real = run_study(v, {pool(2, PoolAxis::tokens)}, opt)[0];
+  const CaseResult rnd = run_study(g, {pool(2, PoolAxis::tokens)}, opt)[0];
+  EXPECT_NEAR(rnd.key_cos, M_SQRT1_2, 0.02);
+  EXPECT_GT(real.key_cos, rnd.key_cos + 0.05);
+  EXPECT_GT(real.recall[0], rnd.recall[0]);
+}
+
+// On the tokens axis a recent window at full resolution can only help: more of the cache is exact.
+TEST(FunctionalFixture, RecentFullWindowImprovesTokenPooling) {
+  const auto r = study({pool(4, PoolAxis::tokens), pool(4, PoolAxis::tokens, 1024)});
+  EXPECT_GT(r[1].key_cos, r[0].key_cos);
+  EXPECT_GT(r[1].recall[1], r[0].recall[1]);
+  EXPECT_GT(r[1].bytes_per_token, r[0].bytes_per_token);  // 3072/4 + 1024 entries instead of 4096/4
+}
+
+// Keeping 99 % of the variance keeps more dimensions and retains more than 90 % (PCA basis).
+TEST(FunctionalFixture, PruningAt99PercentRetainsMoreThanAt90) {
+  const auto r = study({Case::pruned({PruneBasis::pca, 0.90, 0}), Case::pruned({PruneBasis::pca, 0.95, 0}),
+                        Case::pruned({PruneBasis::pca, 0.99, 0})});
+  for (size_t i = 1; i < r.size(); ++i) {
+    EXPECT_GT(r[i].kept_dims, r[i - 1].kept_dims);
+    EXPECT_GT(r[i].key_cos, r[i - 1].key_cos);
+    for (size_t j = 0; j < r[i].recall.size(); ++j) EXPECT_GE(r[i].recall[j], r[i - 1].recall[j]);
+  }
+  EXPECT_LT(r[2].kept_dims, 128);  // real keys are not isotropic: 99 % fits in fewer than all dims
+}
+
+// The variance spectrum in a PCA basis does not change under a rotation: Hadamard first, then PCA,
+// keeps the same number of dims with the same retention. Pruning stored coordinates is another
+// matter: the PCA basis needs the fewest dims for a share, and at a fixed count it retains the most.
+TEST(FunctionalFixture, HadamardLeavesPcaPruningUnchangedButNotCoordinatePruning) {
+  const auto r = study({Case::pruned({PruneBasis::pca, 0.95, 0}), Case::pruned({PruneBasis::hadamard_pca, 0.95, 0}),
+                        Case::pruned({PruneBasis::coords, 0.95, 0}),
+                        Case::pruned({PruneBasis::hadamard_coords, 0.95, 0}),
+                        Case::pruned({PruneBasis::pca, 0, 32}), Case::pruned({PruneBasis::coords, 0, 32}),
+                        Case::pruned({PruneBasis::hadamard_coords, 0, 32})});
+  EXPECT_EQ(r[0].kept_dims, r[1].kept_dims);
+  EXPECT_NEAR(r[0].key_cos, r[1].key_cos, 1e-4);
+  for (size_t j = 0; j < r[0].recall.size(); ++j) EXPECT_NEAR(r[0].recall[j], r[1].recall[j], 0.01);
+  EXPECT_LT(r[0].kept_dims, r[2].kept_dims);
+  EXPECT_LT(r[0].kept_dims, r[3].kept_dims);
+  EXPECT_GT(r[4].key_cos, r[5].key_cos);
+  EXPECT_GT(r[4].key_cos, r[6].key_cos);
+  EXPECT_GT(r[4].recall[0], r[5].recall[0]);
+  EXPECT_GT(r[4].recall[0], r[6].recall[0]);
+}
+
+// Fewer bits, more loss: fp32 and fp16 are exact on fp16 keys; then bf16, fp8 and fp4 in turn lose more
+// (recall may tie where a format loses too little to move a top-64 set).
+TEST(FunctionalFixture, NarrowerStorageFormatsLoseMore) {
+  const auto r = study({Case::quantized(Format::fp32), Case::quantized(Format::fp16), Case::quantized(Format::bf16),
+                        Case::quantized(Format::fp8_e4m3), Case::quantized(Format::fp4_e2m1)});
+  for (int i = 0; i < 2; ++i)
+    for (double x : r[size_t(i)].recall) EXPECT_EQ(x, 1.0);
+  for (size_t i = 2; i < r.size(); ++i) {
+    EXPECT_LT(r[i].key_cos, r[i - 1].key_cos);
+    EXPECT_LE(r[i].recall[0], r[i - 1].recall[0]);
+    EXPECT_LT(r[i].bytes_per_token, r[i - 1].bytes_per_token + 1e-9);
+  }
+}
+
+// The CLI prints the study as JSON with one recall per requested k.
+TEST(FunctionalFixture, AccuracyCommandPrintsJsonRows) {
+  const std::string cmd = std::string(INDEXSIM_BINARY) + " accuracy --json --queries 2 --k 64 --k 128 --fixture " +
+                          INDEXSIM_TEST_DATA + "/vectors 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_NE(out.find("\"recall@128\""), std::string::npos);
+  EXPECT_NE(out.find("\"technique\": \"prune\""), std::string::npos);
+  EXPECT_NE(out.find("hadamard+coords"), std::string::npos);
+}
