@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// `indexsim trace gen|info|check|dump`: make, summarise, verify and print .itr trace files.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "sim/cli/command.hpp"
+#include "sim/core/version.hpp"
+#include "traces/generators/emulate.hpp"
+#include "traces/generators/model_shape.hpp"
+#include "traces/trace_data.hpp"
+#include "traces/trace_io.hpp"
+
+namespace indexsim::cli {
+
+namespace {
+namespace fs = std::filesystem;
+using namespace indexsim::trace;
+
+const char* kUsage =
+    "usage: indexsim trace gen --workload NAME|FILE [--phase decode|prefill] [--context N] [--batch N]\n"
+    "                          [--queries N] [--chunk N] [--seed N] [--set key=value]... -o FILE\n"
+    "       indexsim trace info FILE [--json]\n"
+    "       indexsim trace check FILE\n"
+    "       indexsim trace dump FILE [--limit N]\n";
+
+// A bare name is configs/workloads/NAME.yaml, looked up from the current directory, then from the
+// source tree the binary was built from.
+std::string resolve_workload(const std::string& arg) {
+  if (fs::is_regular_file(arg)) return arg;
+  const bool looks_like_path =
+      arg.find('/') != std::string::npos || (arg.size() > 5 && arg.substr(arg.size() - 5) == ".yaml");
+  if (looks_like_path) throw std::invalid_argument("workload file '" + arg + "' does not exist");
+  std::vector<std::string> tried;
+  for (const fs::path& root : {fs::current_path(), fs::path(sim::source_dir())}) {
+    const fs::path p = root / "configs" / "workloads" / (arg + ".yaml");
+    if (fs::is_regular_file(p)) return p.string();
+    tried.push_back(p.string());
+  }
+  std::string msg = "unknown workload '" + arg + "' (tried";
+  for (const auto& t : tried) msg += " " + t;
+  throw std::invalid_argument(msg + ")");
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(u ? 2 : 0) << b << " " << units[u];
+  return os.str();
+}
+
+std::string flops_text(const KindTotals& k) {
+  std::ostringstream os;
+  bool any = false;
+  for (int p = 0; p < kPrecisionCount; ++p)
+    if (k.flops[p] != 0) {
+      os << (any ? " " : "") << to_string(static_cast<Precision>(p)) << ":" << std::scientific << std::setprecision(3)
+         << k.flops[p];
+      any = true;
+    }
+  return any ? os.str() : "-";
+}
+
+int gen(ArgParser& a) {
+  const std::string workload = a.value("--workload");
+  if (workload.empty()) throw std::invalid_argument("gen needs --workload NAME|FILE");
+  std::string out = a.value("-o");
+  if (out.empty()) out = a.value("--output");
+  if (out.empty()) throw std::invalid_argument("gen needs -o FILE");
+  StepParams p;
+  const std::string phase = a.value("--phase", "decode");
+  if (phase != "decode" && phase != "prefill")
+    throw std::invalid_argument("--phase = '" + phase + "': must be decode or prefill");
+  p.phase = phase == "decode" ? Phase::decode : Phase::prefill;
+  p.context = a.u64("--context", p.context);
+  p.batch = static_cast<uint32_t>(a.u64("--batch", p.batch));
+  p.queries = static_cast<uint32_t>(a.u64("--queries", p.queries));
+  p.chunk_tokens = static_cast<uint32_t>(a.u64("--chunk", p.chunk_tokens));
+  p.seed = a.u64("--seed", p.seed);
+  const auto overrides = a.values("--set");
+  a.finish();
+  validate(p);
+  const auto t0 = std::chrono::steady_clock::now();
+  const ModelShape shape = load_model_shape_file(resolve_workload(workload), overrides);
+  const TraceData t = emulate_step(shape, p);
+  write_trace(t, out);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "wrote " << out << ": " << t.kernels.size() << " kernels, " << t.accesses.size() << " access records, "
+            << human_bytes(double(fs::file_size(out))) << " in " << std::fixed << std::setprecision(2) << secs << " s\n";
+  return 0;
+}
+
+int info(ArgParser& a) {
+  const bool json = a.flag("--json");
+  const auto files = a.positional();
+  a.finish();
+  if (files.size() != 1) throw std::invalid_argument("info needs one FILE");
+  Reader r(files[0]);
+  Summary s;
+  while (auto rec = r.next()) s.add(*rec);
+  if (json) {
+    nlohmann::json j = s.to_json();
+    j["metadata"] = r.metadata();
+    j["file_bytes"] = fs::file_size(files[0]);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  const auto& md = r.metadata();
+  std::cout << files[0] << " (format version " << r.version() << ", " << human_bytes(double(fs::file_size(files[0])))
+            << ", " << r.block_index() << " blocks)\n";
+  for (const auto& [k, v] : md.items())
+    if (k != "workload_config" && k != "layer_kinds") std::cout << "  " << k << ": " << v.dump() << "\n";
+  std::cout << "\nkernel kind      kernels       CTAs        read     written  FLOPs\n";
+  auto row = [](const std::string& name, const KindTotals& k) {
+    std::cout << std::left << std::setw(14) << name << std::right << std::setw(10) << k.kernels << std::setw(11)
+              << k.ctas << std::setw(12) << human_bytes(double(k.bytes_read)) << std::setw(12)
+              << human_bytes(double(k.bytes_written)) << "  " << flops_text(k) << "\n";
+  };
+  for (const auto& [kind, k] : s.by_kind) row(kind, k);
+  row("total", s.all);
+  std::cout << "\ntensor class   tensors   footprint        read     written\n";
+  for (const auto& [cls, c] : s.by_class)
+    std::cout << std::left << std::setw(14) << cls << std::right << std::setw(8) << c.tensors << std::setw(12)
+              << human_bytes(double(c.footprint_bytes)) << std::setw(12) << human_bytes(double(c.bytes_read))
+              << std::setw(12) << human_bytes(double(c.bytes_written)) << "\n";
+  return 0;
+}
+
+int check(ArgParser& a) {
+  const auto files = a.positional();
+  a.finish();
+  if (files.size() != 1) throw std::invalid_argument("check needs one FILE");
+  try {
+    Reader r(files[0]);
+    while (r.next()) {
+    }
+    std::cout << files[0] << ": OK, " << r.block_index() << " blocks, header and every block CRC match\n";
+    return 0;
+  } catch (const TraceError& e) {
+    std::cerr << "indexsim trace check: DEFECT: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+void dump_record(const Record& rec, std::ostream& os) {
+  if (const auto* t = std::get_if<TensorRecord>(&rec)) {
+    os << "tensor " << t->id << " " << t->name << " class=" << to_string(t->cls) << " layer=" << t->layer
+       << " bytes=" << t->bytes;
+  } else if (const auto* k = std::get_if<KernelRecord>(&rec)) {
+    os << "kernel " << k->id << " " << k->name << " kind=" << k->kind << " layer=" << k->layer << " stream=" << k->stream
+       << " grid=" << k->grid[0] << "x" << k->grid[1] << "x" << k->grid[2] << " block=" << k->block[0] << "x"
+       << k->block[1] << "x" << k->block[2] << " smem=" << k->smem_bytes << " regs=" << k->regs_per_thread;
+    for (int p = 0; p < kPrecisionCount; ++p)
+      if (k->flops[p] != 0) os << " flops." << to_string(static_cast<Precision>(p)) << "=" << k->flops[p];
+    if (k->measured_ns) os << " measured_ns=" << k->measured_ns;
+    os << " deps=[";
+    for (size_t i = 0; i < k->deps.size(); ++i) os << (i ? "," : "") << k->deps[i];
+    os << "]";
+  } else if (const auto* c = std::get_if<CtaRecord>(&rec)) {
+    os << "cta kernel=" << c->kernel << " cta=" << c->cta << " sm=" << c->sm << " start_ns=" << c->start_ns
+       << " end_ns=" << c->end_ns;
+  } else if (const auto* x = std::get_if<AccessRecord>(&rec)) {
+    os << "access kernel=" << x->kernel << " ctas=" << x->cta_first << "+" << x->cta_count << " "
+       << (x->write ? "write" : "read") << " tensor=" << x->tensor << " base=" << x->base
+       << " cta_stride=" << x->cta_stride_bytes;
+    if (x->kind == AccessRecord::Kind::strided) {
+      os << " strided elem=" << x->elem_bytes << " count=" << x->count << " stride=" << x->stride_bytes;
+    } else {
+      os << " gather row_bytes=" << x->row_bytes << " pitch=" << x->row_pitch_bytes << " rows(" << x->rows.size()
+         << ")=[";
+      for (size_t i = 0; i < x->rows.size() && i < 8; ++i) os << (i ? "," : "") << x->rows[i];
+      os << (x->rows.size() > 8 ? ",...]" : "]");
+    }
+    os << " bytes=" << x->total_bytes();
+  }
+}
+
+int dump(ArgParser& a) {
+  const uint64_t limit = a.u64("--limit", UINT64_MAX);
+  const auto files = a.positional();
+  a.finish();
+  if (files.size() != 1) throw std::invalid_argument("dump needs one FILE");
+  Reader r(files[0]);
+  std::cout << "# metadata " << r.metadata().dump() << "\n";
+  uint64_t n = 0;
+  for (; n < limit; ++n) {
+    const uint64_t off = r.offset();
+    auto rec = r.next();
+    if (!rec) break;
+    std::cout << "@" << off << " ";
+    dump_record(*rec, std::cout);
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int trace_command(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cerr << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  ArgParser a(Args(args.begin() + 1, args.end()));
+  const std::string sub = args[0];
+  if (sub == "gen") return gen(a);
+  if (sub == "info") return info(a);
+  if (sub == "check") return check(a);
+  if (sub == "dump") return dump(a);
+  std::cerr << "indexsim trace: unknown subcommand '" << sub << "'\n" << kUsage;
+  return 2;
+}
+}  // namespace
+
+INDEXSIM_COMMAND("trace", "generate, summarise, check and print .itr traces (gen|info|check|dump)", trace_command);
+
+}  // namespace indexsim::cli

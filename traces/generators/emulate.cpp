@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "traces/generators/emulate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <stdexcept>
+
+namespace indexsim::trace {
+
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Bytes of `elems` elements of `bits` each (FP4 packs two per byte).
+uint64_t bytes_of(uint64_t elems, uint32_t bits) { return (elems * bits + 7) / 8; }
+
+uint32_t checked_u32(uint64_t v, const char* what) {
+  if (v > UINT32_MAX) throw std::invalid_argument(std::string(what) + " exceeds 2^32-1: " + std::to_string(v));
+  return static_cast<uint32_t>(v);
+}
+
+// Portable randomness: std::uniform_*_distribution differ across standard libraries, so every draw
+// is derived from raw mt19937_64 output here.
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+struct Rng {
+  std::mt19937_64 g;
+  explicit Rng(uint64_t seed) : g(seed) {}
+  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(g()) * n) >> 64); }
+  double unit() { return static_cast<double>(g() >> 11) * (1.0 / 9007199254740992.0); }
+};
+uint64_t sub_seed(uint64_t seed, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
+  return splitmix64(splitmix64(splitmix64(seed ^ 0x1d8e4e27c47d124full) ^ a) ^ b) ^ c;
+}
+
+// Picks `k` of the tokens [0, n): the first `sink`, the last `recent`, and clusters of consecutive
+// tokens (geometric lengths with mean `cluster_mean`) at uniform positions until k are picked.
+// Returns them ascending. n <= k: all tokens.
+class TopkPicker {
+ public:
+  std::vector<uint32_t> pick(uint64_t n, uint64_t k, const TopkSelection& sel, Rng& rng) {
+    std::vector<uint32_t> out;
+    if (n <= k) {
+      out.resize(n);
+      for (uint64_t i = 0; i < n; ++i) out[i] = static_cast<uint32_t>(i);
+      return out;
+    }
+    words_.assign(ceil_div(n, 64), 0);
+    uint64_t picked = 0;
+    auto mark = [&](uint64_t i) {
+      uint64_t& w = words_[i >> 6];
+      const uint64_t bit = 1ull << (i & 63);
+      if (!(w & bit)) {
+        w |= bit;
+        ++picked;
+      }
+    };
+    for (uint64_t i = 0; i < std::min<uint64_t>(sel.sink_tokens, n) && picked < k; ++i) mark(i);
+    for (uint64_t i = n - std::min<uint64_t>(sel.recent_tokens, n); i < n && picked < k; ++i) mark(i);
+    const double p_continue = (sel.cluster_mean_tokens - 1.0) / sel.cluster_mean_tokens;
+    while (picked < k) {
+      uint64_t i = rng.below(n);
+      do {
+        mark(i++);
+      } while (picked < k && i < n && rng.unit() < p_continue);
+    }
+    out.reserve(k);
+    for (uint64_t w = 0; w < words_.size(); ++w)
+      for (uint64_t bits = words_[w]; bits; bits &= bits - 1)
+        out.push_back(static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits)));
+    return out;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+};
+
+// Builds a TraceData: tensors, kernels on streams with their same-stream order as dependencies,
+// and access records.
+class Builder {
+ public:
+  TraceData t;
+
+  uint32_t tensor(const std::string& name, TensorClass cls, int layer, uint64_t bytes) {
+    TensorRecord r;
+    r.id = static_cast<uint32_t>(t.tensors.size());
+    r.name = name;
+    r.cls = cls;
+    r.layer = layer;
+    r.bytes = bytes;
+    t.tensors.push_back(r);
+    return r.id;
+  }
+
+  uint32_t kernel(const std::string& name, const std::string& kind, int layer, std::array<uint64_t, 3> grid,
+                  const KernelShape& ks, std::vector<uint32_t> extra_deps = {}, uint32_t stream = 0) {
+    KernelRecord k;
+    k.id = static_cast<uint32_t>(t.kernels.size());
+    k.name = name;
+    k.kind = kind;
+    k.layer = layer;
+    k.stream = stream;
+    for (int i = 0; i < 3; ++i) k.grid[i] = checked_u32(std::max<uint64_t>(grid[i], 1), "grid dimension");
+    k.block = {ks.threads, 1, 1};
+    k.smem_bytes = ks.smem_bytes;
+    k.regs_per_thread = ks.regs_per_thread;
+    if (last_on_stream_.size() <= stream) last_on_stream_.resize(stream + 1, -1);
+    if (last_on_stream_[stream] >= 0) k.deps.push_back(static_cast<uint32_t>(last_on_stream_[stream]));
+    for (uint32_t d : extra_deps)
+      if (std::find(k.deps.begin(), k.deps.end(), d) == k.deps.end()) k.deps.push_back(d);
+    last_on_stream_[stream] = k.id;
+    t.kernels.push_back(std::move(k));
+    return t.kernels.back().id;
+  }
+  KernelRecord& k(uint32_t id) { return t.kernels[id]; }
+
+  void strided(uint32_t kernel, uint32_t tensor, bool write, uint64_t cta_first, uint64_t cta_count, uint64_t base,
+               int64_t cta_stride, uint64_t elem_bytes, uint64_t count, int64_t stride) {
+    if (cta_count == 0 || count == 0 || elem_bytes == 0) return;
+    AccessRecord a;
+    a.kernel = kernel;
+    a.cta_first = checked_u32(cta_first, "cta index");
+    a.cta_count = checked_u32(cta_count, "cta count");
+    a.kind = AccessRecord::Kind::strided;
+    a.write = write;
+    a.tensor = tensor;
+    a.base = base;
+    a.cta_stride_bytes = cta_stride;
+    a.elem_bytes = checked_u32(elem_bytes, "element bytes");
+    a.count = count;
+    a.stride_bytes = stride;
+    t.accesses.push_back(std::move(a));
+  }
+
+  void gather(uint32_t kernel, uint32_t tensor, uint64_t cta_first, uint64_t cta_count, uint64_t base,
+              uint32_t row_bytes, uint64_t row_pitch, std::vector<uint32_t> rows) {
+    if (cta_count == 0 || rows.empty()) return;
+    AccessRecord a;
+    a.kernel = kernel;
+    a.cta_first = checked_u32(cta_first, "cta index");
+    a.cta_count = checked_u32(cta_count, "cta count");
+    a.kind = AccessRecord::Kind::gather;
+    a.tensor = tensor;
+    a.base = base;
+    a.row_bytes = row_bytes;
+    a.row_pitch_bytes = row_pitch;
+    a.rows = std::move(rows);
+    t.accesses.push_back(std::move(a));
+  }
+
+ private:
+  std::vector<int64_t> last_on_stream_;
+};
+
+// The operands of one GEMM C[m×n] = A[m×k]·B[n×k]ᵀ: where they live and their element sizes.
+struct GemmOperands {
+  uint32_t a_tensor = 0, b_tensor = 0, c_tensor = 0;
+  uint64_t a_base = 0, b_base = 0, c_base = 0;
+  uint32_t a_bits = 16, b_bits = 16, c_bits = 16;
+};
+
+// Per-CTA reads of the A row-panel and the B column-panel and the write of the C tile, for the CTAs
+// [cta0, cta0 + mt·nt) laid out n-tile fastest. One record per m-tile row and operand (two for B and
+// C when the last n tile is partial).
+void gemm_accesses(Builder& b, uint32_t kernel, uint64_t cta0, uint64_t m, uint64_t n, uint64_t kdim, uint64_t tm,
+                   uint64_t tn, const GemmOperands& o) {
+  const uint64_t mt = ceil_div(m, tm), nt = ceil_div(n, tn), nfull = n / tn, nrem = n % tn;
+  const uint64_t a_row = bytes_of(kdim, o.a_bits), b_row = bytes_of(kdim, o.b_bits);
+  for (uint64_t i = 0; i < mt; ++i) {
+    const uint64_t rows = std::min(tm, m - i * tm), first = cta0 + i * nt;
+    b.strided(kernel, o.a_tensor, false, first, nt, o.a_base + i * tm * a_row, 0, a_row, rows, int64_t(a_row));
+    b.strided(kernel, o.b_tensor, false, first, nfull, o.b_base, int64_t(tn * b_row), b_row, tn, int64_t(b_row));
+    b.strided(kernel, o.b_tensor, false, first + nfull, nrem ? 1 : 0, o.b_base + nfull * tn * b_row, 0, b_row, nrem,
+              int64_t(b_row));
+    const uint64_t c_pitch = bytes_of(n, o.c_bits), c_base = o.c_base + i * tm * c_pitch;
+    b.strided(kernel, o.c_tensor, true, first, nfull, c_base, int64_t(bytes_of(tn, o.c_bits)), bytes_of(tn, o.c_bits),
+              rows, int64_t(c_pitch));
+    b.strided(kernel, o.c_tensor, true, first + nfull, nrem ? 1 : 0, c_base + bytes_of(nfull * tn, o.c_bits), 0,
+              bytes_of(nrem, o.c_bits), rows, int64_t(c_pitch));
+  }
+}
+
+class StepEmulator {
+ public:
+  StepEmulator(const ModelShape& m, const StepParams& p) : m_(m), p_(p), T_(p.new_tokens()) {}
+
+  TraceData run() {
+    validate(p_);
+    if (p_.context > UINT32_MAX) throw std::invalid_argument("context must fit in 32 bits (row indices)");
+    build_global_tensors();
+    for (const LayerShape& l : m_.layers) layer(l);
+    lm_head();
+    finish_metadata();
+    b_.t.tensors[act_in_].bytes = act_bytes_;
+    b_.t.tensors[act_out_].bytes = act_bytes_;
+    return std::move(b_.t);
+  }
+
+ private:
+  const ModelShape& m_;
+  const StepParams& p_;
+  const uint64_t T_;
+  Builder b_;
+  TopkPicker picker_;
+  uint32_t act_in_ = 0, act_out_ = 0, logits_ = 0, lm_w_ = 0;
+  uint64_t act_bytes_ = 0;
+  // Per full layer: its top-k kernel, index tensor and the rows each (sequence, query tile) picked,
+  // reused by the shared layers that follow.
+  struct TopkResult {
+    uint32_t kernel = 0, tensor = 0;
+    std::vector<std::vector<uint32_t>> rows;  // [s * tiles + j]
+  };
+  std::map<int, TopkResult> topk_;
+
+  uint64_t tokens() const { return uint64_t(p_.batch) * T_; }
+  uint32_t wbits() const { return precision_bits(m_.weight_precision); }
+  uint64_t q_tiles() const { return ceil_div(T_, m_.kernels.indexer_q_tile_tokens); }
+  // Queries [a, b) of query tile j; the last one sees `visible` tokens.
+  uint64_t tile_begin(uint64_t j) const { return j * m_.kernels.indexer_q_tile_tokens; }
+  uint64_t tile_end(uint64_t j) const { return std::min<uint64_t>(T_, (j + 1) * m_.kernels.indexer_q_tile_tokens); }
+  uint64_t visible(uint64_t t) const { return p_.context - T_ + t + 1; }  // tokens seen by new token t
+
+  std::string lname(int layer, const std::string& what) const { return "L" + std::to_string(layer) + "." + what; }
+
+  void build_global_tensors() {
+    act_in_ = b_.tensor("act.in", TensorClass::activations, -1, 0);
+    act_out_ = b_.tensor("act.out", TensorClass::activations, -1, 0);
+    b_.tensor("embedding", TensorClass::weights, -1, m_.weight_bytes(m_.embedding_params() / 2));
+    lm_w_ = b_.tensor("lm_head", TensorClass::weights, -1, m_.weight_bytes(m_.embedding_params() / 2));
+    if (m_.count_indexer_layers() > 0)
+      logits_ = b_.tensor("indexer_logits", TensorClass::scratch, -1,
+                          tokens() * m_.indexer_entries(p_.context) * 4);
+  }
+
+  // A projection GEMM: activations [tokens × K] times weights [N × K] (slice at w_base of w_tensor).
+  uint32_t gemm(int layer, const std::string& what, const std::string& kind, uint64_t M, uint64_t N, uint64_t K,
+                uint32_t w_tensor, uint64_t w_base, std::vector<uint32_t> deps = {}) {
+    const bool small = M <= m_.kernels.gemv_tile_m;
+    const uint64_t tm = small ? m_.kernels.gemv_tile_m : m_.kernels.gemm_tile_m;
+    const uint64_t tn = small ? m_.kernels.gemv_tile_n : m_.kernels.gemm_tile_n;
+    const uint64_t mt = ceil_div(M, tm), nt = ceil_div(N, tn);
+    const uint32_t id = b_.kernel(lname(layer, what), kind, layer, {nt, mt, 1}, m_.kernels.gemm, std::move(deps));
+    b_.k(id).flops[static_cast<int>(m_.weight_precision)] = 2.0 * M * N * K;
+    GemmOperands o;
+    o.a_tensor = act_in_;
+    o.b_tensor = w_tensor;
+    o.b_base = w_base;
+    o.c_tensor = act_out_;
+    o.a_bits = wbits();  // activations are quantised to the weights' precision before the GEMM
+    o.b_bits = wbits();
+    o.c_bits = 16;
+    gemm_accesses(b_, id, 0, M, N, K, tm, tn, o);
+    act_bytes_ = std::max({act_bytes_, bytes_of(M * K, 16), bytes_of(M * N, 16)});
+    return id;
+  }
+
+  void layer(const LayerShape& l) {
+    if (l.attention == AttentionKind::dsa) dsa_layer(l);
+    else linear_layer(l);
+    if (l.mlp == MlpKind::dense) dense_mlp(l);
+    else moe(l);
+  }
+
+  void dsa_layer(const LayerShape& l) {
+    const int L = l.index;
+    const auto& a = m_.mla;
+    const uint64_t H = m_.local_heads(), h = m_.hidden_size, M = tokens(), B = p_.batch;
+    const auto params = m_.layer_params(L);
+    const uint32_t w = b_.tensor(lname(L, "attn_w"), TensorClass::weights, L, m_.weight_bytes(params.attention));
+    const uint64_t kvb = a.kv_bytes_per_token;
+    const uint32_t kv = b_.tensor(lname(L, "kv_cache"), TensorClass::kv_cache, L, B * p_.context * kvb);
+
+    uint64_t off = 0;
+    const uint64_t n_qkv_a = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
+    gemm(L, "qkv_a_proj", "gemm", M, n_qkv_a, h, w, off);
+    off += bytes_of(n_qkv_a * h, wbits());
+    if (l.indexer == IndexerMode::full) indexer(l);
+
+    const uint64_t n_qb = H * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+    gemm(L, "q_b_proj", "gemm", M, n_qb, a.q_lora_rank, w, off);
+    off += bytes_of(n_qb * a.q_lora_rank, wbits());
+    // The nope part of the query is absorbed into the latent space (W_UK, per head).
+    gemm(L, "q_absorb", "gemm", M, H * a.kv_lora_rank, a.qk_nope_head_dim, w, off);
+    off += bytes_of(H * a.kv_lora_rank * a.qk_nope_head_dim, wbits());
+
+    const uint32_t app = b_.kernel(lname(L, "kv_append"), "kv_append", L, {B, 1, 1}, m_.kernels.elementwise);
+    b_.strided(app, kv, true, 0, B, (p_.context - T_) * kvb, int64_t(p_.context * kvb), T_ * kvb, 1, 0);
+
+    sparse_attention(l, kv);
+
+    const uint64_t n_ov = H * a.v_head_dim;
+    gemm(L, "o_absorb", "gemm", M, n_ov, a.kv_lora_rank, w, off);  // W_UV back from the latent
+    off += bytes_of(n_ov * a.kv_lora_rank, wbits());
+    gemm(L, "o_proj", "gemm", M, h, n_ov, w, off);
+  }
+
+  void indexer(const LayerShape& l) {
+    const int L = l.index;
+    const auto& ix = m_.indexer;
+    const auto& ks = m_.kernels;
+    const uint64_t IH = m_.local_index_heads(), M = tokens(), B = p_.batch, h = m_.hidden_size;
+    const uint64_t eb = ix.bytes_per_entry(), cap = m_.indexer_entries(p_.context), pool = ix.pool_tokens;
+    const uint32_t w = b_.tensor(lname(L, "indexer_w"), TensorClass::weights, L,
+                                 m_.weight_bytes(m_.layer_params(L).indexer));
+    const uint32_t cache = b_.tensor(lname(L, "indexer_cache"), TensorClass::indexer_cache, L, B * cap * eb);
+    const uint64_t kt = ix.topk / pool;  // entries selected per query
+    const uint32_t idx = b_.tensor(lname(L, "topk_indices"), TensorClass::topk_indices, L, M * kt * 4);
+
+    gemm(L, "index_k_proj", "gemm", M, ix.head_dim + IH, h, w, 0);  // wk and weights_proj
+    gemm(L, "index_q_proj", "gemm", M, IH * ix.head_dim, m_.mla.q_lora_rank, w,
+         bytes_of((ix.head_dim + IH) * h, wbits()));
+
+    // Append: rewrite from the first incomplete pool to the end (with pool 1: the T new keys), reading
+    // the old raw tail of an incomplete pool back to pool it with the new keys.
+    const uint64_t old_ctx = p_.context - T_, first_slot = old_ctx / pool;
+    const uint64_t old_tail = old_ctx % pool;
+    const uint32_t app = b_.kernel(lname(L, "index_append"), "index_append", L, {B, 1, 1}, ks.elementwise);
+    b_.strided(app, cache, false, 0, B, first_slot * eb, int64_t(cap * eb), old_tail * eb, 1, 0);
+    b_.strided(app, cache, true, 0, B, first_slot * eb, int64_t(cap * eb), (cap - first_slot) * eb, 1, 0);
+    if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.head_dim * 4.0;
+
+    // Scoring: per sequence and query tile, CTAs over tiles of the entries the tile's last query sees.
+    const uint64_t tt = ks.indexer_tile_tokens, nq = q_tiles();
+    std::vector<uint64_t> tiles_before(nq + 1, 0);
+    for (uint64_t j = 0; j < nq; ++j)
+      tiles_before[j + 1] = tiles_before[j] + ceil_div(m_.indexer_entries(visible(tile_end(j) - 1)), tt);
+    const uint64_t X = tiles_before[nq];
+    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), "indexer_score", L, {X, B, 1}, ks.indexer_score);
+    double flops = 0;
+    for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.head_dim * double(m_.indexer_entries(visible(t)));
+    b_.k(sc).flops[static_cast<int>(ix.score_precision)] = flops * B;
+    const uint64_t row4 = cap * 4;  // one query's logits row
+    for (uint64_t s = 0; s < B; ++s)
+      for (uint64_t j = 0; j < nq; ++j) {
+        const uint64_t e = m_.indexer_entries(visible(tile_end(j) - 1)), full = e / tt, rem = e % tt;
+        const uint64_t c0 = s * X + tiles_before[j], qn = tile_end(j) - tile_begin(j);
+        b_.strided(sc, cache, false, c0, full, s * cap * eb, int64_t(tt * eb), tt * eb, 1, 0);
+        b_.strided(sc, cache, false, c0 + full, rem ? 1 : 0, s * cap * eb + full * tt * eb, 0, rem * eb, 1, 0);
+        const uint64_t lbase = (s * T_ + tile_begin(j)) * row4;
+        b_.strided(sc, logits_, true, c0, full, lbase, int64_t(tt * 4), tt * 4, qn, int64_t(row4));
+        b_.strided(sc, logits_, true, c0 + full, rem ? 1 : 0, lbase + full * tt * 4, 0, rem * 4, qn, int64_t(row4));
+      }
+
+    // Top-k: one CTA per query reads its logits row and writes the selected entries.
+    const uint32_t tk = b_.kernel(lname(L, "topk"), "topk", L, {T_, B, 1}, ks.topk);
+    for (uint64_t s = 0; s < B; ++s) {
+      for (uint64_t j = 0; j < nq; ++j) {
+        const uint64_t e = m_.indexer_entries(visible(tile_end(j) - 1));
+        b_.strided(tk, logits_, false, s * T_ + tile_begin(j), tile_end(j) - tile_begin(j),
+                   (s * T_ + tile_begin(j)) * row4, int64_t(row4), e * 4, 1, 0);
+      }
+    }
+    b_.strided(tk, idx, true, 0, M, 0, int64_t(kt * 4), kt * 4, 1, 0);
+
+    TopkResult r;
+    r.kernel = tk;
+    r.tensor = idx;
+    r.rows.resize(B * nq);
+    for (uint64_t s = 0; s < B; ++s)
+      for (uint64_t j = 0; j < nq; ++j) r.rows[s * nq + j] = pick_rows(L, s, j);
+    topk_[L] = std::move(r);
+  }
+
+  // The token rows the last query of tile j of sequence s attends to; the tile's other queries share
+  // them (an approximation for prefill, where neighbouring queries' picks overlap heavily; in decode
+  // a tile holds all of a sequence's new tokens). With pooled keys, top-k picks pooled entries that
+  // expand to `pool` consecutive tokens, and the incomplete tail pool is always in.
+  std::vector<uint32_t> pick_rows(int layer, uint64_t s, uint64_t j) {
+    Rng rng(sub_seed(p_.seed, uint64_t(layer), s, j));
+    const uint64_t n = visible(tile_end(j) - 1), pool = m_.indexer.pool_tokens;
+    if (pool == 1) return picker_.pick(n, m_.indexer.topk, m_.selection, rng);
+    TopkSelection sel = m_.selection;
+    sel.sink_tokens = static_cast<uint32_t>(ceil_div(sel.sink_tokens, pool));
+    sel.recent_tokens = static_cast<uint32_t>(ceil_div(sel.recent_tokens, pool));
+    const uint64_t complete = n / pool;
+    const auto entries = picker_.pick(complete, m_.indexer.topk / pool, sel, rng);
+    std::vector<uint32_t> rows;
+    rows.reserve(entries.size() * pool + pool);
+    for (uint32_t e : entries)
+      for (uint64_t i = 0; i < pool; ++i) rows.push_back(static_cast<uint32_t>(e * pool + i));
+    for (uint64_t i = complete * pool; i < n; ++i) rows.push_back(static_cast<uint32_t>(i));
+    return rows;
+  }
+
+  void sparse_attention(const LayerShape& l, uint32_t kv) {
+    const int L = l.index;
+    const auto& a = m_.mla;
+    const uint64_t H = m_.local_heads(), B = p_.batch, kvb = a.kv_bytes_per_token;
+    const uint64_t hg = ceil_div(H, m_.kernels.sparse_attn_heads_per_cta), nq = q_tiles();
+    const TopkResult& src = topk_.at(l.topk_source);
+    std::vector<uint32_t> deps;
+    if (l.topk_source != L) deps.push_back(src.kernel);  // a shared layer reuses an earlier layer's top-k
+    // Grid (queries, sequences, head groups): CTA (t, s, g) is linear index (g·B + s)·T + t.
+    const uint32_t id = b_.kernel(lname(L, "sparse_attn"), "sparse_attn", L, {T_, B, hg}, m_.kernels.sparse_attn, deps);
+    const uint64_t kt = m_.indexer.topk / m_.indexer.pool_tokens;
+    double rows_total = 0;
+    for (uint64_t g = 0; g < hg; ++g)
+      for (uint64_t s = 0; s < B; ++s) {
+        const uint64_t c0 = (g * B + s) * T_;
+        b_.strided(id, src.tensor, false, c0, T_, s * T_ * kt * 4, int64_t(kt * 4), kt * 4, 1, 0);
+        for (uint64_t j = 0; j < nq; ++j) {
+          const auto& rows = src.rows[s * nq + j];
+          const uint64_t qn = tile_end(j) - tile_begin(j);
+          if (g == 0) rows_total += double(rows.size()) * qn;
+          b_.gather(id, kv, c0 + tile_begin(j), qn, s * p_.context * kvb, static_cast<uint32_t>(kvb), kvb, rows);
+        }
+      }
+    // Absorbed MLA per query, head and selected token: q·k over the latent and RoPE parts, then p·v
+    // over the latent.
+    b_.k(id).flops[static_cast<int>(a.compute_precision)] =
+        2.0 * H * (2.0 * a.kv_lora_rank + a.qk_rope_head_dim) * rows_total;
+  }
+
+  void linear_layer(const LayerShape& l) {
+    const int L = l.index;
+    const auto& lin = m_.linear;
+    const uint64_t H = m_.local_linear_heads(), HD = H * lin.head_dim, h = m_.hidden_size, M = tokens(),
+                   B = p_.batch;
+    const uint32_t w = b_.tensor(lname(L, "attn_w"), TensorClass::weights, L,
+                                 m_.weight_bytes(m_.layer_params(L).attention));
+    const uint64_t per_seq = m_.linear_state_bytes_per_sequence(L);
+    const uint32_t st = b_.tensor(lname(L, "linear_state"), TensorClass::linear_state, L, B * per_seq);
+    gemm(L, "kda_in_proj", "gemm", M, 4 * HD + H, h, w, 0);
+    // One CTA per (head, sequence) holds the head's dk×dv state: read once, updated over the step's
+    // tokens (recurrently in decode, chunk-wise on Tensor Cores in prefill), written back once.
+    const uint32_t id = b_.kernel(lname(L, "linear_state_update"), "linear_state", L, {H, B, 1}, m_.kernels.linear_state);
+    const uint64_t head_bytes = per_seq / H;
+    b_.strided(id, st, false, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
+    b_.strided(id, st, true, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
+    const Precision prec = p_.phase == Phase::decode ? Precision::simt : Precision::bf16;
+    b_.k(id).flops[static_cast<int>(prec)] =
+        lin.flops_per_token_per_head_per_dk_dv * double(lin.head_dim) * lin.head_dim * double(H) * double(M);
+    gemm(L, "kda_o_proj", "gemm", M, h, HD, w, bytes_of((4 * HD + H) * h, wbits()));
+  }
+
+  void dense_mlp(const LayerShape& l) {
+    const int L = l.index;
+    const uint64_t I = m_.mlp.dense_intermediate_size / m_.deployment.dense_tensor_parallel, h = m_.hidden_size;
+    const uint32_t w = b_.tensor(lname(L, "mlp_w"), TensorClass::weights, L,
+                                 m_.weight_bytes(m_.layer_params(L).dense_mlp));
+    gemm(L, "mlp_up", "gemm", tokens(), 2 * I, h, w, 0);
+    gemm(L, "mlp_down", "gemm", tokens(), h, I, w, bytes_of(2 * I * h, wbits()));
+  }
+
+  void moe(const LayerShape& l) {
+    const int L = l.index;
+    const auto& mlp = m_.mlp;
+    const auto params = m_.layer_params(L);
+    const uint64_t h = m_.hidden_size, M = tokens(), I = mlp.moe_intermediate_size;
+    const uint32_t rw = b_.tensor(lname(L, "router_w"), TensorClass::weights, L, m_.weight_bytes(params.router));
+    gemm(L, "router", "gemm", M, mlp.routed_experts, h, rw, 0);
+    if (mlp.shared_experts > 0) {
+      const uint64_t Is = uint64_t(mlp.shared_experts) * I / m_.deployment.dense_tensor_parallel;
+      const uint32_t sw = b_.tensor(lname(L, "shared_expert_w"), TensorClass::weights, L,
+                                    m_.weight_bytes(params.shared_experts));
+      gemm(L, "shared_up", "gemm", M, 2 * Is, h, sw, 0);
+      gemm(L, "shared_down", "gemm", M, h, Is, sw, bytes_of(2 * Is * h, wbits()));
+    }
+    const uint64_t El = m_.local_routed_experts();
+    const uint32_t ew = b_.tensor(lname(L, "experts_w"), TensorClass::weights, L, m_.weight_bytes(params.routed_experts));
+    const uint32_t touched = experts_touched(static_cast<uint32_t>(El), mlp.active_experts, mlp.routed_experts, M);
+    // Which local experts receive tokens (seeded): only where their weights sit.
+    Rng rng(sub_seed(p_.seed, 0x6d6f65ull, uint64_t(L)));
+    std::vector<uint32_t> ids(El);
+    for (uint64_t i = 0; i < El; ++i) ids[i] = static_cast<uint32_t>(i);
+    for (uint64_t i = 0; i < touched; ++i) std::swap(ids[i], ids[i + rng.below(El - i)]);
+    ids.resize(touched);
+    std::sort(ids.begin(), ids.end());
+    // Token-expert pairs landing on this GPU under uniform routing: M · active · El / E.
+    const double pairs = double(M) * mlp.active_experts * double(El) / mlp.routed_experts;
+    const uint64_t rows = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(pairs / touched)));
+    const uint64_t expert_bytes = bytes_of(m_.routed_expert_params(), wbits());
+    grouped_gemm(L, "moe_up", rows, 2 * I, h, ew, ids, expert_bytes, 0, pairs);
+    grouped_gemm(L, "moe_down", rows, h, I, ew, ids, expert_bytes, bytes_of(2 * I * h, wbits()), pairs);
+  }
+
+  // A grouped GEMM over the touched experts: each expert's `rows` tokens times its weights.
+  void grouped_gemm(int L, const std::string& what, uint64_t rows, uint64_t N, uint64_t K, uint32_t w,
+                    const std::vector<uint32_t>& experts, uint64_t expert_bytes, uint64_t part_off, double pairs) {
+    const bool small = rows <= m_.kernels.gemv_tile_m;
+    const uint64_t tm = small ? m_.kernels.gemv_tile_m : m_.kernels.gemm_tile_m;
+    const uint64_t tn = small ? m_.kernels.gemv_tile_n : m_.kernels.gemm_tile_n;
+    const uint64_t per_expert = ceil_div(rows, tm) * ceil_div(N, tn);
+    const uint32_t id = b_.kernel(lname(L, what), "moe_gemm", L, {per_expert * experts.size(), 1, 1}, m_.kernels.gemm);
+    b_.k(id).flops[static_cast<int>(m_.weight_precision)] = 2.0 * pairs * double(N) * double(K);
+    GemmOperands o;
+    o.a_tensor = act_in_;
+    o.b_tensor = w;
+    o.c_tensor = act_out_;
+    o.a_bits = o.b_bits = wbits();
+    for (size_t i = 0; i < experts.size(); ++i) {
+      o.b_base = experts[i] * expert_bytes + part_off;
+      o.a_base = i * rows * bytes_of(K, wbits());
+      o.c_base = i * rows * bytes_of(N, 16);
+      gemm_accesses(b_, id, i * per_expert, rows, N, K, tm, tn, o);
+    }
+    act_bytes_ = std::max({act_bytes_, bytes_of(experts.size() * rows * K, 16), bytes_of(experts.size() * rows * N, 16)});
+  }
+
+  void lm_head() {
+    // Decode scores every new token (MTP drafts are verified); a prefill chunk samples its last token.
+    const uint64_t M = p_.phase == Phase::decode ? tokens() : p_.batch;
+    gemm(-1, "lm_head", "gemm", M, m_.vocab_size / m_.deployment.attention_tensor_parallel, m_.hidden_size, lm_w_, 0);
+    b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = "lm_head";
+  }
+
+  void finish_metadata() {
+    auto& md = b_.t.metadata;
+    md["source"] = "emulated";
+    md["generator"] = kGeneratorVersion;
+    md["workload"] = m_.name;
+    md["workload_config"] = m_.resolved;
+    md["step"] = p_.to_json();
+    md["seed"] = p_.seed;
+    nlohmann::json kinds = nlohmann::json::array();
+    for (const auto& l : m_.layers)
+      kinds.push_back(std::string(to_string(l.attention)) + (l.attention == AttentionKind::dsa ? std::string("/") + to_string(l.indexer) : "") +
+                      "/" + to_string(l.mlp));
+    md["layer_kinds"] = kinds;
+    md["per_gpu"] = {{"heads", m_.local_heads()},
+                     {"index_heads", m_.local_index_heads()},
+                     {"routed_experts", m_.local_routed_experts()},
+                     {"kv_cache", "replicated across attention TP (one latent per token)"},
+                     {"indexer_cache", "replicated across attention TP (one key per token)"},
+                     {"linear_state", "split with the heads"}};
+  }
+};
+
+}  // namespace
+
+const char* to_string(Phase p) { return p == Phase::decode ? "decode" : "prefill"; }
+
+nlohmann::json StepParams::to_json() const {
+  return {{"phase", to_string(phase)}, {"context", context},           {"batch", batch},
+          {"queries", queries},        {"chunk_tokens", chunk_tokens}, {"seed", seed}};
+}
+
+void validate(const StepParams& p) {
+  auto bad = [](const std::string& what, uint64_t v, const std::string& rule) {
+    throw std::invalid_argument(what + " = " + std::to_string(v) + ": " + rule);
+  };
+  if (p.batch == 0) bad("batch", p.batch, "must be >= 1");
+  if (p.new_tokens() == 0) bad(p.phase == Phase::decode ? "queries" : "chunk_tokens", 0, "must be >= 1");
+  if (p.context < p.new_tokens())
+    bad("context", p.context, "must be >= the step's new tokens (" + std::to_string(p.new_tokens()) + ")");
+  if (p.context > (1ull << 31)) bad("context", p.context, "must be <= 2^31 tokens");
+}
+
+uint32_t experts_touched(uint32_t local, uint32_t active, uint32_t total, uint64_t tokens) {
+  const double miss = std::pow(1.0 - double(active) / total, double(tokens));
+  const double e = std::round(local * (1.0 - miss));
+  return static_cast<uint32_t>(std::clamp(e, 1.0, double(local)));
+}
+
+TraceData emulate_step(const ModelShape& shape, const StepParams& params) {
+  return StepEmulator(shape, params).run();
+}
+
+TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
+  if (bytes == 0) throw std::invalid_argument("copy bytes must be > 0");
+  Builder b;
+  const uint64_t chunk = uint64_t(shape.threads) * shape.vector_bytes;
+  const uint64_t chunks = ceil_div(bytes, chunk);
+  const uint64_t ctas = shape.ctas ? std::min<uint64_t>(shape.ctas, chunks) : std::min<uint64_t>(chunks, 65535);
+  const uint32_t src = b.tensor("copy.src", TensorClass::scratch, -1, bytes);
+  const uint32_t dst = b.tensor("copy.dst", TensorClass::scratch, -1, bytes);
+  KernelShape ks;
+  ks.threads = shape.threads;
+  ks.regs_per_thread = 32;
+  const uint32_t id = b.kernel("copy", "copy", -1, {ctas, 1, 1}, ks);
+  // Grid-stride: CTA c moves chunks c, c + ctas, c + 2·ctas, ...; the last partial chunk goes alone.
+  const uint64_t full_chunks = bytes / chunk, iters = full_chunks / ctas, extra = full_chunks % ctas;
+  const int64_t stride = int64_t(ctas * chunk);
+  for (uint32_t t : {src, dst}) {
+    const bool w = t == dst;
+    b.strided(id, t, w, 0, extra, 0, int64_t(chunk), chunk, iters + 1, stride);
+    b.strided(id, t, w, extra, ctas - extra, extra * chunk, int64_t(chunk), chunk, iters, stride);
+    const uint64_t tail = bytes - full_chunks * chunk;
+    b.strided(id, t, w, full_chunks % ctas, tail ? 1 : 0, full_chunks * chunk, 0, tail, 1, 0);
+  }
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "copy"}, {"bytes", bytes}};
+  return std::move(b.t);
+}
+
+TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const GemmShape& shape) {
+  if (m == 0 || n == 0 || k == 0) throw std::invalid_argument("gemm m, n and k must be > 0");
+  Builder b;
+  const uint32_t bits = precision == Precision::simt ? 32 : precision_bits(precision);
+  const uint32_t c_bits = bits >= 32 ? 32 : 16;
+  GemmOperands o;
+  o.a_tensor = b.tensor("gemm.A", TensorClass::activations, -1, bytes_of(m * k, bits));
+  o.b_tensor = b.tensor("gemm.B", TensorClass::weights, -1, bytes_of(n * k, bits));
+  o.c_tensor = b.tensor("gemm.C", TensorClass::activations, -1, bytes_of(m * n, c_bits));
+  o.a_bits = o.b_bits = bits;
+  o.c_bits = c_bits;
+  KernelShape ks{shape.threads, shape.smem_bytes, shape.regs_per_thread};
+  const uint32_t id = b.kernel("gemm", "gemm", -1, {ceil_div(n, shape.tile_n), ceil_div(m, shape.tile_m), 1}, ks);
+  b.k(id).flops[static_cast<int>(precision)] = 2.0 * double(m) * double(n) * double(k);
+  gemm_accesses(b, id, 0, m, n, k, shape.tile_m, shape.tile_n, o);
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "gemm"},
+                  {"m", m}, {"n", n}, {"k", k}, {"precision", to_string(precision)}};
+  return std::move(b.t);
+}
+
+}  // namespace indexsim::trace

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Emulated traces: the kernels, launch geometry and per-CTA access patterns that one inference step
+// of a sparse-attention model runs on ONE GPU, generated on the CPU from the model shape.
+//
+// The kernels follow how the real ones tile their work: GEMMs in output tiles (CUTLASS/DeepGEMM),
+// indexer scoring in 64-token cache tiles (DeepGEMM paged MQA logits), sparse attention over
+// query-head groups gathering the top-k KV rows (FlashMLA sparse decode). A million-token scan is
+// one strided record; a top-k gather is one record with its rows, so traces stay small.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "traces/generators/model_shape.hpp"
+#include "traces/trace_data.hpp"
+
+namespace indexsim::trace {
+
+constexpr const char* kGeneratorVersion = "emulate-1";
+
+enum class Phase { decode, prefill };
+const char* to_string(Phase p);
+
+struct StepParams {
+  Phase phase = Phase::decode;
+  // Tokens of each sequence in the cache at the end of the step, the step's new tokens included:
+  // the last new token attends to all `context` tokens.
+  uint64_t context = 4096;
+  uint32_t batch = 1;           // sequences this GPU serves attention for
+  uint32_t queries = 1;         // decode: new tokens per sequence (>1: MTP / speculative decoding)
+  uint32_t chunk_tokens = 4096; // prefill: new tokens per sequence in this chunk (chunked prefill)
+  uint64_t seed = 1;
+  uint32_t new_tokens() const { return phase == Phase::decode ? queries : chunk_tokens; }
+  nlohmann::json to_json() const;
+};
+
+// Throws std::invalid_argument naming the parameter when a value is out of range.
+void validate(const StepParams& p);
+
+TraceData emulate_step(const ModelShape& shape, const StepParams& params);
+
+// Expected number of this GPU's routed experts that receive at least one of `tokens` tokens when
+// each token picks `active` of `total` experts uniformly: local · (1 − (1 − active/total)^tokens),
+// rounded, at least 1. Exposed so that tests and the simulator share the same arithmetic.
+uint32_t experts_touched(uint32_t local, uint32_t active, uint32_t total, uint64_t tokens);
+
+// A device-to-device copy (grid-stride loop: each CTA moves threads·vector_bytes per iteration).
+struct CopyShape {
+  uint32_t ctas = 0;            // 0: one CTA per threads·vector_bytes chunk, at most 65535
+  uint32_t threads = 256;
+  uint32_t vector_bytes = 16;   // one 128-bit load and store per thread per iteration
+};
+TraceData emulate_copy(uint64_t bytes, const CopyShape& shape = {});
+
+// C[m×n] = A[m×k] · B[n×k]ᵀ with both operands K-major (as Hopper FP8 GEMMs require), tiled in
+// tile_m × tile_n output tiles; every CTA streams its A row-panel and B column-panel through the
+// k-loop (re-read from L2 by the other tiles that share them) and writes its C tile.
+struct GemmShape {
+  uint32_t tile_m = 128, tile_n = 256;   // cuBLAS/CUTLASS Hopper defaults for large GEMMs
+  uint32_t threads = 384;
+  uint32_t smem_bytes = 192 * 1024;
+  uint32_t regs_per_thread = 168;
+};
+TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const GemmShape& shape = {});
+
+}  // namespace indexsim::trace

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shape of a sparse-attention model and its deployment, loaded from configs/workloads/*.yaml.
+//
+// Everything here is ONE GPU's share: heads, experts and weights are divided by the deployment's
+// parallel degrees, and the caches are sized as that GPU holds them. The MLA latent KV cache and the
+// indexer keys are per token, not per head, so attention tensor parallelism replicates them on every
+// rank; the linear-attention state is per head, so it is split with the heads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/params.hpp"
+#include "traces/records.hpp"
+
+namespace indexsim::trace {
+
+enum class AttentionKind { dsa, linear };
+enum class IndexerMode { none, full, shared };  // none: linear layers
+enum class MlpKind { dense, moe };
+const char* to_string(AttentionKind k);
+const char* to_string(IndexerMode m);
+const char* to_string(MlpKind k);
+
+struct LayerShape {
+  int index = 0;
+  AttentionKind attention = AttentionKind::dsa;
+  IndexerMode indexer = IndexerMode::none;
+  MlpKind mlp = MlpKind::dense;
+  int topk_source = -1;  // DSA layers: the full layer whose top-k this layer uses (itself if full)
+};
+
+struct MlaShape {
+  uint32_t num_heads = 0, q_lora_rank = 0, kv_lora_rank = 0;
+  uint32_t qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  uint32_t kv_bytes_per_token = 0;  // one token's cached latent + RoPE key (+ scales), one layer
+  Precision compute_precision = Precision::bf16;
+};
+
+struct IndexerShape {
+  uint32_t num_heads = 0, head_dim = 0, topk = 0;
+  uint32_t elem_bytes = 0;             // per stored key element (FP8: 1)
+  uint32_t scale_bytes_per_entry = 0;  // quantisation scale stored with each key
+  uint32_t pool_tokens = 1;            // consecutive tokens pooled into one stored key (1: none)
+  Precision score_precision = Precision::fp8;
+  bool heads_split = false;            // index heads divided across attention TP (else replicated)
+  uint32_t bytes_per_entry() const { return head_dim * elem_bytes + scale_bytes_per_entry; }
+};
+
+struct LinearShape {  // linear attention (KDA / gated delta rule) layers
+  uint32_t num_heads = 0, head_dim = 0;
+  uint32_t state_elem_bytes = 0;  // recurrent state element (fp32: 4)
+  double flops_per_token_per_head_per_dk_dv = 0;  // state-update arithmetic, in units of dk·dv
+};
+
+struct MlpShape {
+  uint32_t dense_intermediate_size = 0;
+  uint32_t moe_intermediate_size = 0;
+  uint32_t routed_experts = 0, active_experts = 0, shared_experts = 0;
+};
+
+struct DeploymentShape {
+  uint32_t gpus = 1;
+  uint32_t attention_tensor_parallel = 1;  // MLA heads, linear heads, output projection
+  uint32_t dense_tensor_parallel = 1;      // dense MLP and shared experts
+  uint32_t expert_parallel = 1;            // routed experts
+};
+
+struct KernelShape {  // launch geometry of one emulated kernel class
+  uint32_t threads = 128, smem_bytes = 0, regs_per_thread = 0;
+};
+struct KernelTiling {
+  KernelShape gemm, indexer_score, topk, sparse_attn, linear_state, elementwise;
+  uint32_t gemm_tile_m = 128, gemm_tile_n = 256;             // prefill / large-M GEMMs
+  uint32_t gemv_tile_m = 64, gemv_tile_n = 128;              // decode GEMMs with few rows
+  uint32_t indexer_tile_tokens = 64;                         // cache entries scored by one CTA
+  uint32_t indexer_q_tile_tokens = 64;                       // queries that share one cache pass
+  uint32_t sparse_attn_heads_per_cta = 64;
+};
+
+struct TopkSelection {  // the locality of emulated top-k picks (seeded)
+  uint32_t sink_tokens = 0;         // the first tokens, always picked
+  uint32_t recent_tokens = 0;       // the most recent tokens, always picked
+  double cluster_mean_tokens = 1;   // the rest: clusters of consecutive tokens with this mean length
+};
+
+struct ModelShape {
+  std::string name, description;
+  uint32_t hidden_size = 0, vocab_size = 0, num_layers = 0;
+  Precision weight_precision = Precision::fp8;
+  MlaShape mla;
+  IndexerShape indexer;
+  LinearShape linear;
+  MlpShape mlp;
+  DeploymentShape deployment;
+  KernelTiling kernels;
+  TopkSelection selection;
+  std::vector<LayerShape> layers;  // expanded from the config's layer rules
+  nlohmann::json resolved;         // the configuration as read, defaults included
+
+  // One GPU's share.
+  uint32_t local_heads() const { return mla.num_heads / deployment.attention_tensor_parallel; }
+  uint32_t local_index_heads() const;
+  uint32_t local_linear_heads() const { return linear.num_heads / deployment.attention_tensor_parallel; }
+  uint32_t local_routed_experts() const { return mlp.routed_experts / deployment.expert_parallel; }
+
+  // Layers that keep an indexer cache and run the indexer (full), and that read the KV cache (dsa).
+  bool runs_indexer(int layer) const { return layers.at(layer).indexer == IndexerMode::full; }
+  int count_layers(AttentionKind a) const;
+  int count_indexer_layers() const;
+
+  // Bytes per token per layer (pooling spreads one stored entry over pool_tokens tokens).
+  double indexer_bytes_per_token(int layer) const;
+  uint64_t kv_bytes_per_token(int layer) const;
+  // Stored indexer entries for `context` tokens: complete pools plus the raw tail of the last one.
+  uint64_t indexer_entries(uint64_t context) const;
+  uint64_t linear_state_bytes_per_sequence(int layer) const;
+
+  // Weight parameters held by this GPU, per layer and part.
+  struct LayerParams {
+    uint64_t attention = 0;  // MLA or linear projections
+    uint64_t indexer = 0;
+    uint64_t dense_mlp = 0;
+    uint64_t router = 0, shared_experts = 0, routed_experts = 0;  // routed: all local experts
+    uint64_t total() const { return attention + indexer + dense_mlp + router + shared_experts + routed_experts; }
+  };
+  LayerParams layer_params(int layer) const;
+  uint64_t routed_expert_params() const { return 3ull * hidden_size * mlp.moe_intermediate_size; }
+  uint64_t embedding_params() const;  // embedding + LM head, split by attention TP
+  uint64_t weight_bytes(uint64_t params) const;
+
+  // Footprint on this GPU by tensor class (weights, kv_cache, indexer_cache, linear_state) for
+  // `batch` sequences of `context` tokens.
+  std::map<TensorClass, uint64_t> footprint(uint64_t context, uint64_t batch) const;
+};
+
+// Reads a workload file's root node (and marks every key it reads); call check_unused() after.
+ModelShape load_model_shape(const config::Node& root);
+// Loads a file, applies `--set` overrides, checks for unknown keys.
+ModelShape load_model_shape_file(const std::string& file, const std::vector<std::string>& overrides = {});
+
+uint32_t precision_bits(Precision p);
+bool precision_from_string(const std::string& s, Precision& out);
+
+}  // namespace indexsim::trace
