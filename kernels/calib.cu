@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/common.cuh"
+#include "kernels/cpu/numeric.hpp"
 
 namespace indexsim::kernels {
 
@@ -63,7 +64,37 @@ __global__ void __launch_bounds__(kCopyThreads) copy_kernel(int4* dst, const int
   stamp.end(stamps);
 }
 
+__device__ __forceinline__ uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+__global__ void fill_kernel(void* dst, uint64_t count, FillFormat fmt, uint64_t seed, float sd) {
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count; i += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t h = mix64(seed * 0x9e3779b97f4a7c15ull + i);
+    const float u1 = (float(uint32_t(h >> 40)) + 0.5f) * (1.0f / 16777216.0f);  // (0, 1)
+    const float u2 = float(uint32_t(h) & 0xffffffu) * (1.0f / 16777216.0f);
+    const float z = sd * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);  // Box-Muller
+    switch (fmt) {
+      case FillFormat::fp32: static_cast<float*>(dst)[i] = z; break;
+      case FillFormat::bf16: static_cast<uint16_t*>(dst)[i] = num::float_to_bf16(z); break;
+      case FillFormat::fp16: static_cast<uint16_t*>(dst)[i] = num::float_to_fp16(z, true); break;
+      case FillFormat::fp8: static_cast<uint8_t*>(dst)[i] = num::float_to_fp8_e4m3(z); break;
+    }
+  }
+}
+
 }  // namespace
+
+void fill_normal(void* dst, uint64_t count, FillFormat fmt, uint64_t seed, float sd, cudaStream_t stream) {
+  if (count == 0) return;
+  const uint64_t blocks = std::min<uint64_t>((count + 255) / 256, uint64_t(sm_count()) * 32);
+  fill_kernel<<<uint32_t(blocks), 256, 0, stream>>>(dst, count, fmt, seed, sd);
+  check(cudaGetLastError(), "fill launch");
+}
 
 Plan plan_copy(void* dst, const void* src, uint64_t bytes) {
   if (bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16 || reinterpret_cast<uintptr_t>(src) % 16)

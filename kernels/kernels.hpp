@@ -153,6 +153,12 @@ Plan plan_sparse_attn(const SparseAttnArgs& a);
 // Calibration kernels: a 16-byte-vector copy (dst and src 16-byte aligned, bytes multiple of 16),
 // and an M×N×K BF16 GEMM through cuBLAS (FP32 accumulation, BF16 out), column-major as cuBLAS is.
 Plan plan_copy(void* dst, const void* src, uint64_t bytes);
+
+// Seeded Gaussian test data written on the GPU in a storage format (a counter-based hash per
+// element, so the same seed gives the same bytes whatever the launch shape). FP8 values are
+// N(0, sd) encoded with saturation; choose sd to spread them over the E4M3 range.
+enum class FillFormat { fp32, bf16, fp16, fp8 };
+void fill_normal(void* dst, uint64_t count, FillFormat fmt, uint64_t seed, float sd, cudaStream_t stream);
 Plan plan_gemm_bf16(int m, int n, int k, const uint16_t* A, const uint16_t* B, uint16_t* C);
 
 }  // namespace indexsim::kernels

@@ -148,27 +148,13 @@ void upload(void* dst, const std::vector<T>& v) {
   k::check(cudaMemcpy(dst, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy H2D");
 }
 
-// Fills device memory with seeded Gaussian values in the storage format (generated in slices).
+// Seeded Gaussian inputs, generated on the GPU (host generation of a 1M-token KV cache takes
+// many seconds of a lent machine's time).
 void fill_random(void* dst, uint64_t count, const std::string& fmt, uint32_t seed, float sd = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sd);
-  const uint64_t slice = 1 << 22;
-  for (uint64_t at = 0; at < count; at += slice) {
-    const uint64_t len = std::min(slice, count - at);
-    if (fmt == "fp32") {
-      std::vector<float> v(len);
-      for (auto& x : v) x = d(rng);
-      k::check(cudaMemcpy(static_cast<float*>(dst) + at, v.data(), len * 4, cudaMemcpyHostToDevice), "fill");
-    } else if (fmt == "fp8") {
-      std::vector<uint8_t> v(len);
-      for (auto& x : v) x = k::num::float_to_fp8_e4m3(d(rng) * 64.0f);  // spread over the E4M3 range
-      k::check(cudaMemcpy(static_cast<uint8_t*>(dst) + at, v.data(), len, cudaMemcpyHostToDevice), "fill");
-    } else {
-      std::vector<uint16_t> v(len);
-      for (auto& x : v) x = fmt == "fp16" ? k::num::float_to_fp16(d(rng)) : k::num::float_to_bf16(d(rng));
-      k::check(cudaMemcpy(static_cast<uint16_t*>(dst) + at, v.data(), len * 2, cudaMemcpyHostToDevice), "fill");
-    }
-  }
+  const k::FillFormat f = fmt == "fp32" ? k::FillFormat::fp32 : fmt == "fp16" ? k::FillFormat::fp16
+                          : fmt == "fp8"  ? k::FillFormat::fp8 : k::FillFormat::bf16;
+  k::fill_normal(dst, count, f, seed, f == k::FillFormat::fp8 ? sd * 64.0f : sd, nullptr);  // fp8: spread over E4M3
+  k::check(cudaDeviceSynchronize(), "fill");
 }
 
 tr::AccessRecord strided(uint32_t kernel, uint32_t tensor, bool write, uint32_t cta_first, uint32_t cta_count,
