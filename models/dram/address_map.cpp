@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/dram/address_map.hpp"
+
+#include <string>
+
+namespace indexsim::model::dram {
+
+namespace {
+
+bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+uint32_t log2u(uint64_t v) {
+  uint32_t s = 0;
+  while ((uint64_t(1) << s) < v) ++s;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> AddressMap::mapping_names() {
+  return {"row_bank_column_channel", "row_column_bank_channel", "row_bank_column_channel_xor"};
+}
+
+void AddressMap::validate(const DramParams& p, const config::Node& n) {
+  if (p.address_mapping != "row_bank_column_channel_xor") return;
+  const uint32_t counts[] = {p.pseudo_channels_per_channel, p.channels_per_stack, p.bank_groups,
+                             p.banks_per_group};
+  for (uint32_t c : counts)
+    if (!is_pow2(c))
+      n.fail("address_mapping", p.address_mapping,
+             "the XOR mapping needs power-of-two pseudo_channels_per_channel, channels_per_stack, "
+             "bank_groups and banks_per_group");
+}
+
+AddressMap::AddressMap(const DramParams& p) {
+  burst_shift_ = log2u(p.burst_bytes());
+  interleave_bytes_ = p.channel_interleave_bytes;
+  col_lo_ = p.channel_interleave_bytes / p.burst_bytes();
+  pcs_ = p.pseudo_channels_per_channel;
+  chs_ = p.channels_per_stack;
+  bgs_ = p.bank_groups;
+  banks_ = p.banks_per_group;
+  pc_bits_ = log2u(pcs_);
+  ch_bits_ = log2u(chs_);
+  bg_bits_ = log2u(bgs_);
+  xor_hash_ = p.address_mapping == "row_bank_column_channel_xor";
+
+  const uint32_t col_hi = p.columns / col_lo_;
+  std::vector<std::pair<Field, uint32_t>> order;
+  auto channel = [&] {
+    order.push_back({kPc, pcs_});
+    order.push_back({kCh, chs_});
+    order.push_back({kStack, p.stacks});
+  };
+  // Bank group lowest in the bank field: consecutive rows of a stream land in different bank
+  // groups, so their bursts are spaced by tCCD_S rather than tCCD_L.
+  auto bank = [&] {
+    order.push_back({kBg, bgs_});
+    order.push_back({kBank, banks_});
+    order.push_back({kSid, p.sids});
+  };
+  order.push_back({kColLo, col_lo_});
+  channel();
+  if (p.address_mapping == "row_column_bank_channel") {
+    bank();
+    order.push_back({kColHi, col_hi});
+  } else {
+    order.push_back({kColHi, col_hi});
+    bank();
+  }
+  for (const auto& [f, r] : order) {
+    Digit d{f, r, is_pow2(r), log2u(r), uint64_t(r) - 1};
+    digits_.push_back(d);
+  }
+}
+
+DramAddress AddressMap::decode(uint64_t addr) const {
+  uint64_t x = addr >> burst_shift_;
+  uint32_t v[kFieldCount] = {};
+  for (const Digit& d : digits_) {
+    if (d.pow2) {
+      v[d.field] = static_cast<uint32_t>(x & d.mask);
+      x >>= d.shift;
+    } else {
+      v[d.field] = static_cast<uint32_t>(x % d.radix);
+      x /= d.radix;
+    }
+  }
+  const auto row = static_cast<uint32_t>(x);
+  if (xor_hash_) {
+    uint32_t h = row;
+    v[kBg] ^= h & (bgs_ - 1);
+    h >>= bg_bits_;
+    v[kBank] ^= h & (banks_ - 1);
+    v[kPc] ^= row & (pcs_ - 1);
+    v[kCh] ^= (row >> pc_bits_) & (chs_ - 1);
+  }
+  DramAddress a;
+  a.pc = v[kPc] + pcs_ * (v[kCh] + chs_ * v[kStack]);
+  a.group = v[kBg] + bgs_ * v[kSid];
+  a.bank = v[kBank] + banks_ * a.group;
+  a.row = row;
+  a.column = v[kColLo] + col_lo_ * v[kColHi];
+  return a;
+}
+
+}  // namespace indexsim::model::dram

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Physical address -> (pseudo-channel, bank, row, column). A mapping is a named order of fields from
+// the least significant end, decoded in mixed radix so that non-power-of-two counts (5 or 6 stacks)
+// need no holes in the address space.
+//
+//   row_bank_column_channel      MSB row | sid bank bg | column_hi | stack ch pc | column_lo  LSB
+//   row_column_bank_channel      MSB row | column_hi | sid bank bg | stack ch pc | column_lo  LSB
+//   row_bank_column_channel_xor  as row_bank_column_channel, with the pc, ch, bg and bank fields
+//                                XORed with low row bits (permutation-based interleave), so rows that
+//                                collide in one bank of one channel spread over banks and channels
+//
+// column_lo spans channel_interleave_bytes: that many bytes stay in one row of one pseudo-channel
+// before the next pseudo-channel takes over, so a stream spreads across every pseudo-channel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/dram/dram_params.hpp"
+
+namespace indexsim::model::dram {
+
+struct DramAddress {
+  uint32_t pc = 0;        // global pseudo-channel index
+  uint32_t bank = 0;      // bank within the pseudo-channel: bank + banks_per_group * (bg + bank_groups * sid)
+  uint32_t group = 0;     // bank group within the pseudo-channel: bg + bank_groups * sid
+  uint32_t row = 0;
+  uint32_t column = 0;    // in bursts
+};
+
+class AddressMap {
+ public:
+  static std::vector<std::string> mapping_names();
+  // Throws ConfigError (against `address_mapping`) when the mapping cannot use these counts.
+  static void validate(const DramParams& p, const config::Node& n);
+
+  explicit AddressMap(const DramParams& p);
+  DramAddress decode(uint64_t addr) const;
+  uint32_t interleave_bytes() const { return interleave_bytes_; }
+
+ private:
+  enum Field : uint8_t { kColLo, kPc, kCh, kStack, kBg, kBank, kSid, kColHi, kFieldCount };
+  struct Digit {
+    Field field;
+    uint32_t radix;
+    bool pow2;
+    uint32_t shift;
+    uint64_t mask;
+  };
+  std::vector<Digit> digits_;
+  bool xor_hash_ = false;
+  uint32_t burst_shift_ = 0;
+  uint32_t interleave_bytes_ = 0;
+  uint32_t col_lo_ = 0, pcs_ = 0, chs_ = 0, bgs_ = 0, banks_ = 0;
+  uint32_t pc_bits_ = 0, ch_bits_ = 0, bg_bits_ = 0;
+};
+
+}  // namespace indexsim::model::dram

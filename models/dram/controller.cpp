@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/dram/controller.hpp"
+
+#include <algorithm>
+
+namespace indexsim::model::dram {
+
+namespace {
+
+// a + b - c, floored at zero: read-to-write spacing can be negative when tCWL is long.
+Cycle plus_minus(Cycle a, Cycle b, Cycle c) { return a + b > c ? a + b - c : 0; }
+
+}  // namespace
+
+Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* checker)
+    : p_(&p), index_(index), checker_(checker) {
+  banks_.resize(p.banks_per_pc());
+  groups_.resize(p.groups_per_pc());
+  for (auto& dir : q_) dir.resize(p.banks_per_pc());
+  // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
+  // refresh never stalls the whole device at once.
+  const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
+  if (p.refresh != RefreshMode::kNone)
+    ref_due_ = interval + Cycle(index) * interval / std::max<uint32_t>(1, p.pseudo_channels());
+  replan();
+}
+
+void Controller::use_row_bus(Cycle at) {
+  row_bus_free_ = at + 1;
+  if (!p_->separate_row_column_buses) col_bus_free_ = row_bus_free_;
+}
+
+void Controller::use_col_bus(Cycle at) {
+  col_bus_free_ = at + 1;
+  if (!p_->separate_row_column_buses) row_bus_free_ = col_bus_free_;
+}
+
+void Controller::issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row) {
+  if (checker_) checker_->on_command({at, index_, cmd, bank, row});
+}
+
+void Controller::catch_up_idle(Cycle now) {
+  // Refresh owed while idle: replay it exactly, after skipping whole intervals that leave no trace
+  // (every bank closed and refreshed long before now).
+  while (plan_.kind != Kind::kNone && plan_.at < now && ref_pending_) {
+    std::vector<ChunkDone> none;
+    step(none);
+  }
+  if (p_->refresh != RefreshMode::kNone && ref_due_ < now) {
+    const bool all = p_->refresh == RefreshMode::kAllBank;
+    const Cycle interval = all ? p_->t.tREFI : p_->t.tREFIsb;
+    const Cycle keep = all ? 2 : p_->banks_per_pc() + 2;
+    const Cycle behind = (now - ref_due_) / interval;
+    if (behind > keep) {
+      const Cycle skip = behind - keep;
+      ref_due_ += skip * interval;
+      stats_.refreshes += skip;
+      if (!all) ref_bank_ = uint32_t((ref_bank_ + skip) % p_->banks_per_pc());
+      replan();
+    }
+  }
+  while (plan_.kind != Kind::kNone && plan_.at < now) {
+    std::vector<ChunkDone> none;
+    step(none);
+  }
+}
+
+void Controller::enqueue(const Chunk& c, Cycle now) {
+  if (queued() == 0) catch_up_idle(now);
+  cur_ = std::max(cur_, now);
+  const int w = c.write ? 1 : 0;
+  q_[w][c.bank].push_back({seq_++, c.parent, c.row, c.bursts, 0, false});
+  mask_[w] |= uint64_t(1) << c.bank;
+  ++count_[w];
+  replan();
+}
+
+void Controller::replan() {
+  const Timing& T = p_->t;
+  const Cycle cur = cur_;
+  Plan best_col, best_row;
+  uint64_t col_seq = ~uint64_t(0), row_seq = ~uint64_t(0);
+
+  if (ref_pending_ && p_->refresh == RefreshMode::kAllBank) {
+    // Everything waits for the refresh: close all banks, then REF once tRP has passed everywhere.
+    bool any_open = false;
+    Cycle pre_at = std::max(cur, row_bus_free_), ref_at = pre_at;
+    for (const Bank& b : banks_) {
+      if (b.open_row != kClosed) {
+        any_open = true;
+        pre_at = std::max(pre_at, b.pre_ready);
+      }
+      ref_at = std::max(ref_at, b.act_ready);
+    }
+    plan_ = any_open ? Plan{pre_at, Kind::kPreAll, 0, 0} : Plan{ref_at, Kind::kRef, 0, 0};
+    return;
+  }
+
+  // Write drain between watermarks; reads otherwise.
+  if (!write_mode_) {
+    if (count_[1] >= p_->write_high_watermark || (count_[0] == 0 && count_[1] > 0)) write_mode_ = true;
+  } else if (count_[1] == 0 || (count_[1] <= p_->write_low_watermark && count_[0] > 0)) {
+    write_mode_ = false;
+  }
+  const int w = write_mode_ ? 1 : 0;
+  const bool per_bank_ref = ref_pending_ && p_->refresh == RefreshMode::kPerBank;
+
+  for (uint64_t m = mask_[w]; m != 0; m &= m - 1) {
+    const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
+    if (per_bank_ref && b == ref_bank_) continue;
+    const Bank& bk = banks_[b];
+    const auto& q = q_[w][b];
+    const Group& g = groups_[b / p_->banks_per_group];
+    if (bk.open_row != kClosed) {
+      uint32_t hit = 0;
+      while (hit < q.size() && int64_t(q[hit].row) != bk.open_row) ++hit;
+      if (hit < q.size()) {
+        const Cycle at = std::max({cur, bk.col_ready, g.col_ready[w], col_ready_[w], col_bus_free_});
+        if (at < best_col.at || (at == best_col.at && q[hit].seq < col_seq)) {
+          best_col = {at, Kind::kCol, b, hit};
+          col_seq = q[hit].seq;
+        }
+        continue;
+      }
+      const Cycle at = std::max({cur, bk.pre_ready, row_bus_free_});
+      if (at < best_row.at || (at == best_row.at && q[0].seq < row_seq)) {
+        best_row = {at, Kind::kPre, b, 0};
+        row_seq = q[0].seq;
+      }
+    } else {
+      const Cycle at = std::max({cur, bk.act_ready, g.act_ready, act_ready_, faw_ready(), row_bus_free_});
+      if (at < best_row.at || (at == best_row.at && q[0].seq < row_seq)) {
+        best_row = {at, Kind::kAct, b, 0};
+        row_seq = q[0].seq;
+      }
+    }
+  }
+  if (per_bank_ref) {
+    // The bank under refresh goes before any other row command that is ready no earlier.
+    const Bank& bk = banks_[ref_bank_];
+    const Plan ref = bk.open_row != kClosed
+                         ? Plan{std::max({cur, bk.pre_ready, row_bus_free_}), Kind::kPreForRef, ref_bank_, 0}
+                         : Plan{std::max({cur, bk.act_ready, row_bus_free_}), Kind::kRefSb, ref_bank_, 0};
+    if (ref.at <= best_row.at) best_row = ref;
+  }
+  plan_ = best_col.at <= best_row.at ? best_col : best_row;
+  if (!ref_pending_ && ref_due_ <= plan_.at) plan_ = {ref_due_, Kind::kRefDue, 0, 0};
+  (void)T;
+}
+
+void Controller::step(std::vector<ChunkDone>& done) {
+  const Timing& T = p_->t;
+  const Plan pl = plan_;
+  const Cycle t = pl.at;
+  cur_ = t;
+  switch (pl.kind) {
+    case Kind::kNone:
+      return;
+    case Kind::kRefDue:
+      ref_pending_ = true;
+      break;
+    case Kind::kPreAll:
+      for (Bank& b : banks_) {
+        if (b.open_row == kClosed) continue;
+        b.open_row = kClosed;
+        b.act_ready = std::max(b.act_ready, t + T.tRP);
+        b.closed_for_conflict = false;
+        ++stats_.precharges;
+      }
+      use_row_bus(t);
+      issue(Cmd::kPreAll, t, 0, 0);
+      break;
+    case Kind::kRef:
+      for (Bank& b : banks_) b.act_ready = std::max(b.act_ready, t + T.tRFC);
+      use_row_bus(t);
+      issue(Cmd::kRef, t, 0, 0);
+      ++stats_.refreshes;
+      ref_pending_ = false;
+      ref_due_ += T.tREFI;
+      break;
+    case Kind::kPreForRef:
+    case Kind::kPre: {
+      Bank& b = banks_[pl.bank];
+      b.open_row = kClosed;
+      b.act_ready = std::max(b.act_ready, t + T.tRP);
+      b.closed_for_conflict = pl.kind == Kind::kPre;
+      ++stats_.precharges;
+      use_row_bus(t);
+      issue(Cmd::kPre, t, pl.bank, 0);
+      break;
+    }
+    case Kind::kRefSb: {
+      Bank& b = banks_[pl.bank];
+      b.act_ready = std::max(b.act_ready, t + T.tRFCsb);
+      use_row_bus(t);
+      issue(Cmd::kRefSb, t, pl.bank, 0);
+      ++stats_.refreshes;
+      ref_pending_ = false;
+      ref_bank_ = (ref_bank_ + 1) % p_->banks_per_pc();
+      ref_due_ += T.tREFIsb;
+      break;
+    }
+    case Kind::kAct: {
+      const int w = write_mode_ ? 1 : 0;
+      Entry& e = q_[w][pl.bank][pl.index];
+      Bank& b = banks_[pl.bank];
+      Group& g = groups_[pl.bank / p_->banks_per_group];
+      b.open_row = e.row;
+      if (!e.started) e.cls = b.closed_for_conflict ? 2 : 1;
+      b.closed_for_conflict = false;
+      b.col_ready = std::max(b.col_ready, t + T.tRCD);
+      b.pre_ready = std::max(b.pre_ready, t + T.tRAS);
+      b.act_ready = std::max(b.act_ready, t + T.tRC);
+      g.act_ready = std::max(g.act_ready, t + T.tRRD_L);
+      act_ready_ = std::max(act_ready_, t + T.tRRD_S);
+      faw_[faw_head_] = t;
+      faw_head_ = (faw_head_ + 1) % 4;
+      ++acts_seen_;
+      ++stats_.activates;
+      use_row_bus(t);
+      issue(Cmd::kAct, t, pl.bank, e.row);
+      break;
+    }
+    case Kind::kCol: {
+      const int w = write_mode_ ? 1 : 0;
+      auto& q = q_[w][pl.bank];
+      Entry& e = q[pl.index];
+      Bank& b = banks_[pl.bank];
+      Group& g = groups_[pl.bank / p_->banks_per_group];
+      if (!e.started) {
+        e.started = true;
+        (e.cls == 0 ? stats_.row_hits : e.cls == 1 ? stats_.row_misses : stats_.row_conflicts)++;
+      }
+      const Cycle same_dir = std::max(T.tCCD_S, T.burst);
+      if (w == 0) {
+        b.pre_ready = std::max(b.pre_ready, t + T.tRTP);
+        g.col_ready[0] = std::max(g.col_ready[0], t + T.tCCD_L);
+        col_ready_[0] = std::max(col_ready_[0], t + same_dir);
+        // Write data may start only after the read burst and the bus turnaround.
+        const Cycle to_write = plus_minus(t, T.tCL + T.burst + T.turnaround, T.tCWL);
+        g.col_ready[1] = std::max(g.col_ready[1], to_write);
+        col_ready_[1] = std::max(col_ready_[1], to_write);
+        ++stats_.read_bursts;
+      } else {
+        b.pre_ready = std::max(b.pre_ready, t + T.tCWL + T.burst + T.tWR);
+        g.col_ready[1] = std::max(g.col_ready[1], t + T.tCCD_L);
+        col_ready_[1] = std::max(col_ready_[1], t + same_dir);
+        g.col_ready[0] = std::max(g.col_ready[0], t + T.tCWL + T.burst + T.tWTR_L);
+        const Cycle bus = plus_minus(t, T.tCWL + T.burst + T.turnaround, T.tCL);
+        col_ready_[0] = std::max({col_ready_[0], t + T.tCWL + T.burst + T.tWTR_S, bus});
+        ++stats_.write_bursts;
+      }
+      use_col_bus(t);
+      issue(w == 0 ? Cmd::kRd : Cmd::kWr, t, pl.bank, e.row);
+      if (--e.bursts_left == 0) {
+        if (w == 0) done.push_back({t + T.tCL + T.burst, e.parent});
+        q.erase(q.begin() + pl.index);
+        if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);
+        --count_[w];
+      }
+      break;
+    }
+  }
+  replan();
+}
+
+}  // namespace indexsim::model::dram

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// One memory controller per pseudo-channel, in the style of DRAMSys: it keeps the bank state and the
+// earliest cycle at which each command class may next issue, plans the one command that FR-FCFS
+// picks among those, and sleeps until then. Nothing ticks: an idle controller plans nothing, and
+// refresh owed during idle time is replayed when work arrives (it has no other visible effect).
+//
+// Scheduling, per decision:
+//   - direction: reads, unless the write queue reached the high watermark (drain down to the low
+//     one) or there are no reads;
+//   - column bus: among banks whose open row has a queued request, the request whose column
+//     command can issue first; ties go to the oldest (FR-FCFS: a ready row hit beats an older miss);
+//   - row bus: for banks with no row hit, PRE (open bank) or ACT (closed bank) for the oldest
+//     request of that bank, earliest first, ties to the oldest;
+//   - refresh: all-bank (PREA, then REF; blocks the pseudo-channel for tRFC every tREFI) or
+//     per-bank (one bank every tREFIsb, round robin; blocks that bank for tRFCsb).
+// An open row stays open until a request to another row of that bank needs the bank.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "models/dram/dram_params.hpp"
+#include "models/dram/timing_checker.hpp"
+
+namespace indexsim::model::dram {
+
+constexpr Cycle kNoCycle = std::numeric_limits<Cycle>::max();
+
+// A run of column accesses inside one row of one bank: the unit the controller queues.
+struct Chunk {
+  uint32_t parent;     // device-side request slot
+  uint32_t bank;
+  uint32_t row;
+  uint32_t bursts;
+  bool write;
+};
+
+struct ChunkDone {
+  Cycle data_end;      // the clock at which the last beat of the chunk is on the bus
+  uint32_t parent;
+};
+
+struct ControllerStats {
+  uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
+  uint64_t activates = 0, precharges = 0, refreshes = 0;
+  uint64_t read_bursts = 0, write_bursts = 0;
+};
+
+class Controller {
+ public:
+  Controller(const DramParams& p, uint32_t index, TimingChecker* checker);
+
+  bool can_accept(bool write, uint32_t chunks) const {
+    return count_[write] + chunks <= (write ? p_->write_queue_entries : p_->read_queue_entries);
+  }
+  // `now` must not precede any command already issued (the device advances before enqueueing).
+  void enqueue(const Chunk& c, Cycle now);
+  // The clock of the next command, or kNoCycle when nothing is queued.
+  Cycle next_event() const { return queued() ? plan_.at : kNoCycle; }
+  // Issues the planned command (at next_event()); finished read chunks are appended to `done`.
+  void step(std::vector<ChunkDone>& done);
+
+  uint32_t queued() const { return count_[0] + count_[1]; }
+  const ControllerStats& stats() const { return stats_; }
+
+ private:
+  enum class Kind : uint8_t { kNone, kCol, kAct, kPre, kRefDue, kPreAll, kRef, kPreForRef, kRefSb };
+  struct Plan {
+    Cycle at = kNoCycle;
+    Kind kind = Kind::kNone;
+    uint32_t bank = 0;
+    uint32_t index = 0;    // position in the bank's queue (kCol, kAct)
+  };
+  struct Entry {
+    uint64_t seq;
+    uint32_t parent;
+    uint32_t row;
+    uint32_t bursts_left;
+    uint8_t cls;           // 0 row hit, 1 miss (closed bank), 2 conflict (another row was open)
+    bool started;
+  };
+  static constexpr int64_t kClosed = -1;
+  struct Bank {
+    int64_t open_row = kClosed;
+    Cycle act_ready = 0, pre_ready = 0, col_ready = 0;
+    bool closed_for_conflict = false;
+  };
+  struct Group {
+    Cycle act_ready = 0;
+    std::array<Cycle, 2> col_ready{0, 0};
+  };
+
+  void replan();
+  void issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row);
+  void catch_up_idle(Cycle now);
+  Cycle faw_ready() const { return acts_seen_ >= 4 ? faw_[faw_head_] + p_->t.tFAW : 0; }
+  void use_row_bus(Cycle at);
+  void use_col_bus(Cycle at);
+
+  const DramParams* p_;
+  uint32_t index_;
+  TimingChecker* checker_;
+  std::vector<Bank> banks_;
+  std::vector<Group> groups_;
+  std::array<std::vector<std::vector<Entry>>, 2> q_;   // [write][bank], oldest first
+  std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
+  std::array<uint32_t, 2> count_{0, 0};
+  uint64_t seq_ = 0;
+  bool write_mode_ = false;
+
+  Cycle cur_ = 0;
+  Cycle act_ready_ = 0;
+  std::array<Cycle, 2> col_ready_{0, 0};
+  Cycle row_bus_free_ = 0, col_bus_free_ = 0;
+  std::array<Cycle, 4> faw_{0, 0, 0, 0};
+  uint32_t faw_head_ = 0;
+  uint64_t acts_seen_ = 0;
+
+  bool ref_pending_ = false;
+  Cycle ref_due_ = kNoCycle;
+  uint32_t ref_bank_ = 0;
+
+  Plan plan_;
+  ControllerStats stats_;
+};
+
+}  // namespace indexsim::model::dram

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/dram/dram.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace indexsim::model::dram {
+
+namespace {
+
+constexpr size_t kLatencyBuckets = 16384;   // 1 ns each: covers 16 us before the tail bucket
+constexpr uint32_t kNoParent = ~uint32_t(0);
+
+bool heap_later(const std::pair<Cycle, uint32_t>& a, const std::pair<Cycle, uint32_t>& b) {
+  return a > b;   // min-heap on (clock, pseudo-channel): ties resolve by index, deterministically
+}
+
+}  // namespace
+
+DramDevice::DramDevice(DramParams p)
+    : p_(std::move(p)),
+      map_(p_),
+      period_ps_(p_.clock_period_ps),
+      controller_latency_ps_(ns_to_ps(p_.controller_latency_ns)) {
+  if (p_.check_timing) checker_ = std::make_unique<TimingChecker>(p_, /*keep_log=*/true);
+  const uint32_t n = p_.pseudo_channels();
+  ctrls_.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) ctrls_.emplace_back(p_, i, checker_.get());
+  heap_at_.assign(n, kNoCycle);
+  heap_.reserve(2 * n);
+  latency_hist_.assign(kLatencyBuckets, 0);
+}
+
+void DramDevice::schedule(uint32_t pc) {
+  const Cycle t = ctrls_[pc].next_event();
+  if (t == heap_at_[pc]) return;
+  heap_at_[pc] = t;
+  if (t == kNoCycle) return;
+  heap_.push_back({t, pc});
+  std::push_heap(heap_.begin(), heap_.end(), heap_later);
+}
+
+void DramDevice::process_until(Tick now, bool inclusive) {
+  // Commands at exactly `now` wait when a request arrives at `now`: they must see it.
+  const Cycle limit = inclusive ? now / period_ps_ : (now + period_ps_ - 1) / period_ps_;
+  while (!heap_.empty() && (inclusive ? heap_.front().first <= limit : heap_.front().first < limit)) {
+    const auto [at, pc] = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), heap_later);
+    heap_.pop_back();
+    if (heap_at_[pc] != at) continue;   // superseded by an earlier plan
+    Controller& c = ctrls_[pc];
+    while (c.next_event() == at) c.step(step_out_);
+    for (const ChunkDone& d : step_out_) finished_.push_back(d);
+    step_out_.clear();
+    heap_at_[pc] = kNoCycle;
+    schedule(pc);
+  }
+}
+
+uint32_t DramDevice::new_parent(const MemRequest& req, Tick now, uint32_t chunks) {
+  uint32_t slot;
+  if (!free_parents_.empty()) {
+    slot = free_parents_.back();
+    free_parents_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(parents_.size());
+    parents_.emplace_back();
+  }
+  parents_[slot] = {req.id, now, chunks, req.write};
+  return slot;
+}
+
+bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
+  if (req.bytes == 0) throw std::invalid_argument("dram: request " + std::to_string(req.id) + " has 0 bytes");
+  if (req.addr + req.bytes > p_.capacity_bytes())
+    throw std::out_of_range("dram: request " + std::to_string(req.id) + " at address " +
+                            std::to_string(req.addr) + " + " + std::to_string(req.bytes) +
+                            " B lies beyond the capacity of " + std::to_string(p_.capacity_bytes()) + " B");
+  process_until(now, /*inclusive=*/false);
+
+  // One chunk per interleave block: inside a block the bytes share a row of one pseudo-channel.
+  pieces_.clear();
+  const uint64_t block = map_.interleave_bytes(), burst = p_.burst_bytes();
+  for (uint64_t a = req.addr, end = req.addr + req.bytes; a < end;) {
+    const uint64_t e = std::min(end, (a / block + 1) * block);
+    const DramAddress d = map_.decode(a);
+    const auto bursts = static_cast<uint32_t>((e - 1) / burst - a / burst + 1);
+    pieces_.push_back({d.pc, Chunk{kNoParent, d.bank, d.row, bursts, req.write}});
+    a = e;
+  }
+  // All or nothing: every pseudo-channel touched must have room for its chunks.
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    uint32_t need = 0;
+    bool first = true;
+    for (size_t j = 0; j < pieces_.size(); ++j) {
+      if (pieces_[j].pc != pieces_[i].pc) continue;
+      if (j < i) { first = false; break; }
+      ++need;
+    }
+    if (first && !ctrls_[pieces_[i].pc].can_accept(req.write, need)) {
+      ++rejected_;
+      return false;
+    }
+  }
+
+  const uint32_t parent = req.write ? kNoParent : new_parent(req, now, uint32_t(pieces_.size()));
+  const Cycle at = (now + period_ps_ - 1) / period_ps_;
+  for (Piece& pc : pieces_) {
+    pc.chunk.parent = parent;
+    ctrls_[pc.pc].enqueue(pc.chunk, at);
+    schedule(pc.pc);
+  }
+  first_arrival_ = std::min(first_arrival_, now);
+  if (req.write) {
+    ++writes_;
+    bytes_written_ += req.bytes;
+    posted_.push_back({req.id, now});
+    last_done_ = std::max(last_done_, now);
+  } else {
+    bytes_read_ += req.bytes;
+  }
+  return true;
+}
+
+Tick DramDevice::next_event() const {
+  while (!heap_.empty() && heap_at_[heap_.front().second] != heap_.front().first) {
+    std::pop_heap(heap_.begin(), heap_.end(), heap_later);
+    heap_.pop_back();
+  }
+  Tick t = heap_.empty() ? kNever : heap_.front().first * period_ps_;
+  if (!finished_.empty()) t = std::min(t, finished_.front().data_end * period_ps_ + controller_latency_ps_);
+  if (!posted_.empty()) t = std::min(t, posted_.front().done);
+  return t;
+}
+
+void DramDevice::record_latency(Tick latency) {
+  latency_sum_ps_ += double(latency);
+  latency_hist_[std::min<size_t>(latency / kPsPerNs, kLatencyBuckets - 1)]++;
+}
+
+void DramDevice::advance(Tick now, std::vector<MemCompletion>& done) {
+  process_until(now, /*inclusive=*/true);
+  for (const MemCompletion& c : posted_) done.push_back(c);
+  posted_.clear();
+  while (!finished_.empty()) {
+    const Tick t = finished_.front().data_end * period_ps_ + controller_latency_ps_;
+    if (t > now) break;
+    const uint32_t slot = finished_.front().parent;
+    finished_.pop_front();
+    Parent& par = parents_[slot];
+    if (--par.remaining != 0) continue;
+    done.push_back({par.id, t});
+    ++reads_;
+    record_latency(t - par.arrival);
+    last_done_ = std::max(last_done_, t);
+    free_parents_.push_back(slot);
+  }
+}
+
+Tick DramDevice::idle_read_latency_ps() const {
+  // A closed bank (the state refresh leaves it in): ACT, then RD, then the burst.
+  return (p_.t.tRCD + p_.t.tCL + p_.t.burst) * period_ps_ + controller_latency_ps_;
+}
+
+ControllerStats DramDevice::totals() const {
+  ControllerStats s;
+  for (const Controller& c : ctrls_) {
+    const ControllerStats& x = c.stats();
+    s.row_hits += x.row_hits;
+    s.row_misses += x.row_misses;
+    s.row_conflicts += x.row_conflicts;
+    s.activates += x.activates;
+    s.precharges += x.precharges;
+    s.refreshes += x.refreshes;
+    s.read_bursts += x.read_bursts;
+    s.write_bursts += x.write_bursts;
+  }
+  return s;
+}
+
+void DramDevice::report(StatSink& sink, const std::string& component) const {
+  const ControllerStats s = totals();
+  const double elapsed_ps = last_done_ > first_arrival_ && first_arrival_ != kNever
+                                ? double(last_done_ - first_arrival_) : 0.0;
+  const uint64_t accesses = s.row_hits + s.row_misses + s.row_conflicts;
+  auto percentile = [&](double q) {
+    uint64_t total = 0;
+    for (uint64_t c : latency_hist_) total += c;
+    if (total == 0) return 0.0;
+    const auto target = static_cast<uint64_t>(std::ceil(q * double(total)));
+    uint64_t seen = 0;
+    for (size_t i = 0; i < latency_hist_.size(); ++i) {
+      seen += latency_hist_[i];
+      if (seen >= target) return double(i);
+    }
+    return double(latency_hist_.size() - 1);
+  };
+  const double busy_ps = double(s.read_bursts + s.write_bursts) * double(p_.t.burst * period_ps_);
+  sink.add(component, "reads", double(reads_), "count", "read requests completed");
+  sink.add(component, "writes", double(writes_), "count", "write requests accepted (posted)");
+  sink.add(component, "bytes_read", double(bytes_read_), "bytes", "bytes of read requests accepted");
+  sink.add(component, "bytes_written", double(bytes_written_), "bytes", "bytes of write requests accepted");
+  sink.add(component, "row_hits", double(s.row_hits), "count", "chunks served from an open row");
+  sink.add(component, "row_misses", double(s.row_misses), "count", "chunks that activated a closed bank");
+  sink.add(component, "row_conflicts", double(s.row_conflicts), "count", "chunks that closed another row first");
+  sink.add(component, "row_hit_rate", accesses ? double(s.row_hits) / double(accesses) : 0.0, "fraction",
+           "row hits / (hits + misses + conflicts)");
+  sink.add(component, "activates", double(s.activates), "count", "ACT commands");
+  sink.add(component, "precharges", double(s.precharges), "count", "banks closed by PRE or PREA");
+  sink.add(component, "refreshes", double(s.refreshes), "count", "REF (all-bank) or REFsb (per-bank) commands");
+  sink.add(component, "read_latency_mean_ns", reads_ ? latency_sum_ps_ / double(reads_) / 1000.0 : 0.0, "ns",
+           "arrival to last byte, mean");
+  sink.add(component, "read_latency_p50_ns", percentile(0.50), "ns", "median, 1 ns resolution");
+  sink.add(component, "read_latency_p99_ns", percentile(0.99), "ns", "99th percentile, 1 ns resolution");
+  sink.add(component, "bus_utilisation", elapsed_ps > 0 ? busy_ps / (elapsed_ps * p_.pseudo_channels()) : 0.0,
+           "fraction", "data-bus busy time / (pseudo-channels x elapsed)");
+  sink.add(component, "bandwidth_GBps",
+           elapsed_ps > 0 ? double(bytes_read_ + bytes_written_) / elapsed_ps * 1000.0 : 0.0, "GB/s",
+           "bytes accepted / (last completion - first arrival)");
+  sink.add(component, "peak_bandwidth_GBps", peak_bandwidth_GBps(), "GB/s", "pins x data rate");
+  sink.add(component, "rejected", double(rejected_), "count", "requests refused by a full queue");
+  if (checker_)
+    sink.add(component, "timing_violations", double(checker_->violations().size()), "count",
+             "commands that broke a JEDEC constraint (timing checker)");
+}
+
+namespace {
+
+std::unique_ptr<MemoryDevice> make_dram(const config::Node& node) {
+  return std::make_unique<DramDevice>(load_dram_params(node));
+}
+
+}  // namespace
+
+// One implementation; the names say which preset family a config was written for.
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "hbm2e", make_dram);
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "hbm3", make_dram);
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "hbm3e", make_dram);
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "ddr5", make_dram);
+
+}  // namespace indexsim::model::dram
