@@ -97,7 +97,7 @@ capture() {  # name, seconds allowed, args...
   fi
 }
 capture decode_32k 60 --workload decode --context 32768 "${SHAPE[@]}"
-capture decode_128k 60 --workload decode --context 131072 "${SHAPE[@]}"
+capture decode_128k_fp8kv_b4 60 --workload decode --context 131072 --batch 4 --kv-format fp8 "${SHAPE[@]}"
 capture decode_1m 90 --workload decode --context 1048576 "${SHAPE[@]}" --pool-ratio 4 --prune-dim 64 --reps 30
 capture prefill_32k_chunk256 90 --workload prefill --context 32768 --chunk 256 "${SHAPE[@]}" --reps 20
 capture copy_512MiB 40 --workload copy --bytes 536870912 --reps 30

@@ -131,12 +131,18 @@ Plan plan_project(const ProjectArgs& a);
 
 // Sparse MLA decode attention over selected rows (FlashMLA-sparse-like): per query, softmax over
 // the selected rows of scale · q·k and the weighted sum of their first 512 columns (V = the latent
-// part of K). BF16 inputs, FP32 output. 64-head blocks, 32-row gathered tiles (cp.async, two
+// part of K). BF16 queries, FP32 output. 64-head blocks, 32-row gathered tiles (cp.async, two
 // stages), m16n8k16 BF16 MMA for Q·Kᵀ and P·V, online softmax, split-KV plus a combine kernel.
+// KV rows are BF16 (576 × 2 = 1152 B) or FlashMLA's FP8 layout (656 B: 512 E4M3 latent values,
+// 4 FP32 scales, one per 128 values, then 64 BF16 RoPE values), dequantised to BF16 in shared
+// memory (value = bf16(e4m3 · scale)).
 constexpr int kAttnDk = 576, kAttnDv = 512;
+constexpr int kKvFp8RowBytes = 656, kKvBf16RowBytes = 1152;
+enum class KvFormat { bf16, fp8 };
 struct SparseAttnArgs {
   const uint16_t* q = nullptr;    // nq × heads × 576
-  const uint16_t* kv = nullptr;   // rows × 576 (the KV cache, flat)
+  const void* kv = nullptr;       // rows × row bytes of kv_format (the KV cache, flat)
+  KvFormat kv_format = KvFormat::bf16;
   const int32_t* idx = nullptr;   // nq × topk row ids, -1 = invalid
   int64_t kv_rows_per_query = 0;  // query i reads row idx + i · this (a batch of per-sequence caches)
   int nq = 1, heads = 64;         // heads: multiple of 16

@@ -31,6 +31,10 @@ constexpr size_t kKsBytes = size_t(2) * kTile * kPitch;
 constexpr size_t kSsBytes = size_t(kHb) * kSPitch * 4;
 constexpr size_t kPsBytes = size_t(kHb) * kPPitch;
 constexpr size_t kSmem = kQsBytes + kKsBytes + kSsBytes + kPsBytes + 3 * kHb * 4 + 2 * kTile * 4;
+// FP8 rows are gathered raw into two staging stages and dequantised into one BF16 tile.
+constexpr int kF8Chunks = kKvFp8RowBytes / 16;  // 41
+constexpr size_t kStageBytes = size_t(kTile) * kKvFp8RowBytes;
+constexpr size_t kSmemFp8 = kSmem - kKsBytes / 2 + 2 * kStageBytes;
 
 struct AttnParams {
   SparseAttnArgs a;
@@ -39,13 +43,16 @@ struct AttnParams {
   float* lse_part;  // nq × splits × heads
 };
 
+template <bool kFp8>
 __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(AttnParams p, CtaStamp* stamps) {
   dev::Stamp stamp(stamps);
   extern __shared__ __align__(16) uint8_t smem[];
   const SparseAttnArgs a = p.a;
   uint8_t* qs = smem;
   uint8_t* ks = qs + kQsBytes;
-  float* ss = reinterpret_cast<float*>(ks + kKsBytes);
+  // FP8: one BF16 tile, then the raw staging stages
+  uint8_t* raw = ks + (kFp8 ? kKsBytes / 2 : kKsBytes);
+  float* ss = reinterpret_cast<float*>(raw + (kFp8 ? 2 * kStageBytes : 0));
   uint8_t* ps = reinterpret_cast<uint8_t*>(ss) + kSsBytes;
   float* ms = reinterpret_cast<float*>(ps + kPsBytes);
   float* ls = ms + kHb;
@@ -72,15 +79,18 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(AttnParams p, 
     ms[threadIdx.x] = -INFINITY;
     ls[threadIdx.x] = 0.0f;
   }
-  const uint8_t* kv = reinterpret_cast<const uint8_t*>(a.kv) + size_t(qi) * a.kv_rows_per_query * kRowBytes;
+  constexpr int src_row_bytes = kFp8 ? kKvFp8RowBytes : kRowBytes;
+  constexpr int src_chunks = kFp8 ? kF8Chunks : kChunks;
+  const uint8_t* kv = static_cast<const uint8_t*>(a.kv) + size_t(qi) * a.kv_rows_per_query * src_row_bytes;
   const int32_t* idx = a.idx + size_t(qi) * a.topk;
   auto load_tile = [&](int tile, int stage) {
     const int j0 = begin + tile * kTile;
-    for (int c = threadIdx.x; c < kTile * kChunks; c += kThreads) {
-      const int r = c / kChunks, j = j0 + r;
+    for (int c = threadIdx.x; c < kTile * src_chunks; c += kThreads) {
+      const int r = c / src_chunks, j = j0 + r;
       const int row = j < end ? idx[j] : -1;
-      dev::cp_async16(ks + (stage * kTile + r) * kPitch + (c % kChunks) * 16,
-                      kv + (row >= 0 ? size_t(row) * kRowBytes : 0) + (c % kChunks) * 16, row >= 0);
+      uint8_t* dst = kFp8 ? raw + stage * kStageBytes + r * kKvFp8RowBytes + (c % src_chunks) * 16
+                          : ks + (stage * kTile + r) * kPitch + (c % src_chunks) * 16;
+      dev::cp_async16(dst, kv + (row >= 0 ? size_t(row) * src_row_bytes : 0) + (c % src_chunks) * 16, row >= 0);
     }
     if (threadIdx.x < kTile) {
       const int j = j0 + threadIdx.x;
@@ -102,7 +112,33 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(AttnParams p, 
     __syncthreads();  // tile landed; every warp is past the P·V that read the other stage
     if (tile + 1 < ntiles) load_tile(tile + 1, stage ^ 1);
     dev::cp_async_commit();
-    const uint8_t* kt = ks + stage * kTile * kPitch;
+    const uint8_t* kt = ks + (kFp8 ? 0 : stage * kTile * kPitch);
+    if constexpr (kFp8) {
+      // Dequantise the raw rows: 8 latent values per step (one 16-byte BF16 store), then RoPE.
+      const uint8_t* src = raw + stage * kStageBytes;
+      for (int c = threadIdx.x; c < kTile * (kAttnDv / 8); c += kThreads) {
+        const int r = c / (kAttnDv / 8), col = (c % (kAttnDv / 8)) * 8;
+        const uint8_t* row = src + r * kKvFp8RowBytes;
+        const float scale = reinterpret_cast<const float*>(row + kAttnDv)[col / 128];
+        const uint2 codes = *reinterpret_cast<const uint2*>(row + col);
+        uint32_t packed[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const uint32_t word = e < 2 ? codes.x : codes.y;
+          const int sh = (e & 1) * 16;
+          const uint16_t lo = num::float_to_bf16(num::fp8_e4m3_to_float(uint8_t(word >> sh)) * scale);
+          const uint16_t hi = num::float_to_bf16(num::fp8_e4m3_to_float(uint8_t(word >> (sh + 8))) * scale);
+          packed[e] = uint32_t(lo) | (uint32_t(hi) << 16);
+        }
+        *reinterpret_cast<uint4*>(ks + r * kPitch + col * 2) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+      }
+      for (int c = threadIdx.x; c < kTile * 8; c += kThreads) {  // 64 BF16 RoPE values = 8 × 16 bytes
+        const int r = c / 8, part = c % 8;
+        *reinterpret_cast<uint4*>(ks + r * kPitch + kAttnDv * 2 + part * 16) =
+            *reinterpret_cast<const uint4*>(src + r * kKvFp8RowBytes + kAttnDv + 16 + part * 16);
+      }
+      __syncthreads();
+    }
 
     // S = scale · Q Kᵀ for heads of mt, keys 16·half .. +15.
     {
@@ -268,7 +304,7 @@ Plan plan_sparse_attn(const SparseAttnArgs& a) {
   }
   Plan plan;
   Step st;
-  st.info.name = "sparse_attn_bf16";
+  st.info.name = a.kv_format == KvFormat::fp8 ? "sparse_attn_fp8kv" : "sparse_attn_bf16";
   st.info.kind = "sparse_attn";
   const int hblocks = ceil_div(a.heads, kHb);
   st.info.grid = {uint32_t(hblocks * p.splits), uint32_t(a.nq), 1};
@@ -276,10 +312,18 @@ Plan plan_sparse_attn(const SparseAttnArgs& a) {
   // Every CTA computes 64 head rows, also past `heads`: count what the tensor cores execute.
   st.info.tensor_flops_bf16 = 2.0 * a.nq * hblocks * kHb * double(a.topk) * (kAttnDk + kAttnDv);
   st.info.simt_flops = 4.0 * a.nq * a.heads * double(a.topk);
-  set_resources(st.info, reinterpret_cast<const void*>(&sparse_attn_kernel), uint32_t(kSmem));
+  const bool fp8 = a.kv_format == KvFormat::fp8;
+  const size_t smem = fp8 ? kSmemFp8 : kSmem;
+  set_resources(st.info,
+                fp8 ? reinterpret_cast<const void*>(&sparse_attn_kernel<true>)
+                    : reinterpret_cast<const void*>(&sparse_attn_kernel<false>),
+                uint32_t(smem));
   const dim3 grid(st.info.grid[0], st.info.grid[1]);
-  st.launch = [p, grid](cudaStream_t s, CtaStamp* stamps) {
-    sparse_attn_kernel<<<grid, kThreads, kSmem, s>>>(p, stamps);
+  st.launch = [p, grid, fp8, smem](cudaStream_t s, CtaStamp* stamps) {
+    if (fp8)
+      sparse_attn_kernel<true><<<grid, kThreads, smem, s>>>(p, stamps);
+    else
+      sparse_attn_kernel<false><<<grid, kThreads, smem, s>>>(p, stamps);
     check(cudaGetLastError(), "sparse_attn launch");
   };
   plan.push_back(st);

@@ -40,7 +40,7 @@ struct Options {
   int64_t context = 0;
   int batch = 1, chunk = 0;
   int index_heads = 0, index_dim = 0, topk = 0, attn_heads = 0;
-  std::string key_type = "fp8";
+  std::string key_type = "fp8", kv_format = "bf16";
   int pool_ratio = 0, prune_dim = 0;
   uint64_t bytes = 0;
   int m = 0, n = 0, kdim = 0;
@@ -54,6 +54,7 @@ struct Options {
             << "usage: indexsim-capture --workload decode|prefill|copy|gemm --out FILE.itr [--summary FILE.tsv]\n"
                "  decode/prefill: --context N --index-heads H --index-dim D --topk K --attn-heads H\n"
                "                  [--batch B] [--chunk C (prefill)] [--key-type fp8|fp16|bf16]\n"
+               "                  [--kv-format bf16|fp8 (1152 or 656 bytes per KV row)]\n"
                "                  [--pool-ratio R] [--prune-dim P]\n"
                "  copy: --bytes N      gemm: --mnk M,N,K\n"
                "  [--warmup 5] [--reps 50] [--flush-MiB 256] [--seed 1]\n";
@@ -92,6 +93,7 @@ Options parse(int argc, char** argv) {
   take("topk", o.topk);
   take("attn-heads", o.attn_heads);
   take("key-type", o.key_type);
+  take("kv-format", o.kv_format);
   take("pool-ratio", o.pool_ratio);
   take("prune-dim", o.prune_dim);
   take("bytes", o.bytes);
@@ -112,6 +114,7 @@ Options parse(int argc, char** argv) {
   if (o.workload == "gemm" && (o.m <= 0 || o.n <= 0 || o.kdim <= 0)) usage("gemm needs --mnk M,N,K");
   if (!attn && o.workload != "copy" && o.workload != "gemm") usage("unknown workload '" + o.workload + "'");
   if (o.reps < 1 || o.warmup < 0) usage("--reps must be >= 1 and --warmup >= 0");
+  if (o.kv_format != "bf16" && o.kv_format != "fp8") usage("--kv-format: bf16 or fp8");
   return o;
 }
 
@@ -227,9 +230,12 @@ int main(int argc, char** argv) try {
     if (o.key_type != "fp8" && o.key_type != "fp16" && o.key_type != "bf16") usage("--key-type: fp8, fp16 or bf16");
     const int eb = k::key_bytes(kt);
     const uint64_t key_row = uint64_t(o.index_dim) * eb;
+    const bool fp8kv = o.kv_format == "fp8";
+    const uint64_t kv_row = fp8kv ? k::kKvFp8RowBytes : k::kKvBf16RowBytes;
     shape = {{"context", n}, {"batch", nseq}, {"queries", nq}, {"index_heads", o.index_heads},
              {"index_dim", o.index_dim}, {"index_key_type", o.key_type}, {"topk", o.topk},
-             {"attn_heads", o.attn_heads}, {"kv_row_bytes", k::kAttnDk * 2}, {"kv_format", "bf16 576 (512 latent + 64 rope)"}};
+             {"attn_heads", o.attn_heads}, {"kv_row_bytes", kv_row},
+             {"kv_format", fp8kv ? "fp8: 512 e4m3 + 4 fp32 scales + 64 bf16 rope" : "bf16: 512 latent + 64 rope"}};
     if (prefill) shape["chunk"] = o.chunk;
 
     auto* q = mem.alloc("indexer_q", act, uint64_t(nq) * o.index_heads * key_row);
@@ -242,7 +248,7 @@ int main(int argc, char** argv) try {
     auto* topk_idx = static_cast<int32_t*>(mem.alloc("topk_indices", tr::TensorClass::topk_indices, uint64_t(nq) * o.topk * 4));
     auto* topk_ws = mem.alloc("topk_workspace", scratch, k::topk_workspace_bytes(nq, n, o.topk));
     auto* aq = static_cast<uint16_t*>(mem.alloc("attn_q", act, uint64_t(nq) * o.attn_heads * k::kAttnDk * 2));
-    auto* kv = static_cast<uint16_t*>(mem.alloc("kv_cache", tr::TensorClass::kv_cache, uint64_t(nseq) * n * k::kAttnDk * 2));
+    auto* kv = static_cast<uint8_t*>(mem.alloc("kv_cache", tr::TensorClass::kv_cache, uint64_t(nseq) * n * kv_row));
     auto* aout = static_cast<float*>(mem.alloc("attn_out", act, uint64_t(nq) * o.attn_heads * k::kAttnDv * 4));
     const std::string kfmt = o.key_type;
     fill_random(q, uint64_t(nq) * o.index_heads * o.index_dim, kfmt, o.seed);
@@ -250,7 +256,15 @@ int main(int argc, char** argv) try {
     fill_random(keys, uint64_t(nseq) * n * o.index_dim, kfmt, o.seed + 2);
     if (kscale) upload(kscale, std::vector<float>(size_t(nseq) * n, 1.0f / 448.0f));
     fill_random(aq, uint64_t(nq) * o.attn_heads * k::kAttnDk, "bf16", o.seed + 3);
-    fill_random(kv, uint64_t(nseq) * n * k::kAttnDk, "bf16", o.seed + 4);
+    if (fp8kv) {
+      // Random E4M3 latent codes; every scale byte 0x3B (float 0x3B3B3B3B ≈ 2.9e-3) and every RoPE
+      // byte 0x3C (BF16 0x3C3C ≈ 0.011), so no row holds a NaN or an infinity.
+      fill_random(kv, uint64_t(nseq) * n * kv_row, "fp8", o.seed + 4);
+      k::check(cudaMemset2D(kv + k::kAttnDv, kv_row, 0x3B, 16, size_t(nseq) * n), "cudaMemset2D scales");
+      k::check(cudaMemset2D(kv + k::kAttnDv + 16, kv_row, 0x3C, 128, size_t(nseq) * n), "cudaMemset2D rope");
+    } else {
+      fill_random(kv, uint64_t(nseq) * n * k::kAttnDk, "bf16", o.seed + 4);
+    }
 
     k::IndexerArgs ia;
     ia.type = kt;
@@ -316,6 +330,7 @@ int main(int argc, char** argv) try {
     k::SparseAttnArgs sa;
     sa.q = aq;
     sa.kv = kv;
+    sa.kv_format = fp8kv ? k::KvFormat::fp8 : k::KvFormat::bf16;
     sa.idx = topk_idx;
     sa.kv_rows_per_query = prefill ? 0 : n;
     sa.nq = nq;
@@ -329,7 +344,7 @@ int main(int argc, char** argv) try {
     shape["attn_splits"] = splits;
     const uint32_t t_kv = mem.id_of(kv), t_out = mem.id_of(aout);
     for (auto& st : k::plan_sparse_attn(sa)) {
-      const bool main_kernel = st.info.name == "sparse_attn_bf16";
+      const bool main_kernel = st.info.name != "sparse_attn_combine";
       const uint32_t gx = st.info.grid[0];
       const int topk = o.topk, attn_heads = o.attn_heads;
       caps.push_back({st, [=](uint32_t id) {
@@ -346,9 +361,9 @@ int main(int argc, char** argv) try {
                             a.cta_first = uint32_t(y) * gx + x;
                             a.cta_count = 1;
                             a.kind = tr::AccessRecord::Kind::gather;
-                            a.base = prefill ? 0 : uint64_t(y) * n * k::kAttnDk * 2;
-                            a.row_bytes = k::kAttnDk * 2;
-                            a.row_pitch_bytes = k::kAttnDk * 2;
+                            a.base = prefill ? 0 : uint64_t(y) * n * kv_row;
+                            a.row_bytes = uint32_t(kv_row);
+                            a.row_pitch_bytes = kv_row;
                             for (int j = split * per_split; j < std::min(topk, (split + 1) * per_split); ++j)
                               if (idx[size_t(y) * topk + j] >= 0) a.rows.push_back(uint32_t(idx[size_t(y) * topk + j]));
                             v.push_back(std::move(a));

@@ -314,11 +314,51 @@ TEST(KernelsGpu, ProjectionEqualsReferenceOnBf16Inputs) {
   expect_close(dy.get(), cpu::project(x.data(), n, DI, P.data(), DO), 1e-4, 1e-4, "project");
 }
 
-static void check_sparse_attn(int forced_splits) {
+// KV rows as the kernel reads them: BF16, or FlashMLA's FP8 layout (512 E4M3 latent values with
+// one FP32 scale per 128, then 64 BF16 RoPE values) whose kernel-side value is bf16(e4m3 · scale).
+struct KvRows {
+  std::vector<uint8_t> bytes;
+  std::vector<float> K;  // rows × 576, the values the kernel computes with
+};
+static KvRows make_kv(int rows, k::KvFormat fmt) {
+  const auto x = randn(size_t(rows) * k::kAttnDk, 62);
+  KvRows kv;
+  kv.K.resize(x.size());
+  if (fmt == k::KvFormat::bf16) {
+    const auto b = to_bf16(x);
+    kv.K = from_bf16(b);
+    kv.bytes.resize(b.size() * 2);
+    std::memcpy(kv.bytes.data(), b.data(), kv.bytes.size());
+    return kv;
+  }
+  kv.bytes.assign(size_t(rows) * k::kKvFp8RowBytes, 0);
+  for (int r = 0; r < rows; ++r) {
+    uint8_t* row = &kv.bytes[size_t(r) * k::kKvFp8RowBytes];
+    const float* xr = &x[size_t(r) * k::kAttnDk];
+    float* Kr = &kv.K[size_t(r) * k::kAttnDk];
+    for (int blk = 0; blk < 4; ++blk) {
+      const auto q = cpu::quantize_rows_fp8(xr + blk * 128, 1, 128);
+      std::memcpy(row + blk * 128, q.codes.data(), 128);
+      std::memcpy(row + k::kAttnDv + blk * 4, &q.scales[0], 4);
+      for (int c = 0; c < 128; ++c)
+        Kr[blk * 128 + c] = num::bf16_to_float(num::float_to_bf16(num::fp8_e4m3_to_float(q.codes[size_t(c)]) * q.scales[0]));
+    }
+    for (int c = 0; c < 64; ++c) {
+      const uint16_t h = num::float_to_bf16(xr[k::kAttnDv + c]);
+      std::memcpy(row + k::kAttnDv + 16 + c * 2, &h, 2);
+      Kr[k::kAttnDv + c] = num::bf16_to_float(h);
+    }
+  }
+  return kv;
+}
+
+static void check_sparse_attn(int forced_splits, k::KvFormat fmt) {
   // o_h = Σ_j softmax_j(scale · q_h·K[idx_j]) V[idx_j], V = K[:, :512]; query 2 selects nothing.
   const int nq = 3, H = 128, topk = 2048, rows = 10000;
-  const auto qb = to_bf16(randn(size_t(nq) * H * k::kAttnDk, 61)), kvb = to_bf16(randn(size_t(rows) * k::kAttnDk, 62));
-  const auto q = from_bf16(qb), K = from_bf16(kvb);
+  const auto qb = to_bf16(randn(size_t(nq) * H * k::kAttnDk, 61));
+  const auto q = from_bf16(qb);
+  const KvRows kvr = make_kv(rows, fmt);
+  const auto& K = kvr.K;
   std::vector<float> V(size_t(rows) * k::kAttnDv);
   for (int r = 0; r < rows; ++r)
     std::copy_n(&K[size_t(r) * k::kAttnDk], k::kAttnDv, &V[size_t(r) * k::kAttnDv]);
@@ -327,12 +367,14 @@ static void check_sparse_attn(int forced_splits) {
   std::uniform_int_distribution<int> pick(0, rows - 1);
   for (int qi = 0; qi < 2; ++qi)
     for (int j = 0; j < topk; ++j) idx[size_t(qi) * topk + j] = (j % 17 == 5) ? -1 : pick(rng);
-  Dev<uint16_t> dq(qb), dkv(kvb);
+  Dev<uint16_t> dq(qb);
+  Dev<uint8_t> dkv(kvr.bytes);
   Dev<int32_t> didx(idx);
   Dev<float> dout(size_t(nq) * H * k::kAttnDv);
   k::SparseAttnArgs a;
   a.q = dq.p;
   a.kv = dkv.p;
+  a.kv_format = fmt;
   a.idx = didx.p;
   a.nq = nq;
   a.heads = H;
@@ -356,11 +398,15 @@ static void check_sparse_attn(int forced_splits) {
 
 TEST(KernelsGpu, SparseAttentionSplitKvEqualsReference) {
   REQUIRE_GPU();
-  check_sparse_attn(0);
+  check_sparse_attn(0, k::KvFormat::bf16);
 }
 TEST(KernelsGpu, SparseAttentionOneSplitEqualsReference) {
   REQUIRE_GPU();
-  check_sparse_attn(1);
+  check_sparse_attn(1, k::KvFormat::bf16);
+}
+TEST(KernelsGpu, SparseAttentionFp8KvRowsEqualReferenceOnDequantisedRows) {
+  REQUIRE_GPU();
+  check_sparse_attn(0, k::KvFormat::fp8);
 }
 
 TEST(KernelsGpu, CopyReproducesTheSourceBytes) {
