@@ -4,7 +4,8 @@
 # machine, within 8 minutes. Writes at most 8 files to the output folder (the device tool's limit):
 # six .itr traces, summary.tsv (one row per kernel) and capture.log (build, tests, captures).
 #
-#   here, once:      kernels/capture_on_gpu.sh --stage [BUILD_DIR]   (default build-kernels)
+#   here, once:      kernels/capture_on_gpu.sh --stage [BUILD_DIR]   (default build-kernels; a
+#                    standalone `cmake -S kernels` build folder works too)
 #                    copies the binaries built here and the headers/sources a build there would
 #                    need into build-capture-deps/ (ignored by git; name it in the tool's `carry`)
 #   on the GPU:      bash kernels/capture_on_gpu.sh [OUTDIR]          (default $OUT, else capture-out)
@@ -20,8 +21,10 @@ DEPS=$ROOT/build-capture-deps
 if [ "${1:-}" = "--stage" ]; then
   BUILD=${2:-build-kernels}
   rm -rf "$DEPS" && mkdir -p "$DEPS/bin" "$DEPS/include"
-  for b in indexsim-capture indexsim_kernels_gpu_tests; do
-    if [ -x "$BUILD/kernels/$b" ]; then cp "$BUILD/kernels/$b" "$DEPS/bin/"; else echo "stage: $BUILD/kernels/$b not built" >&2; fi
+  for b in indexsim-capture indexsim_kernels_gpu_tests; do  # whole-project or standalone build layout
+    if [ -x "$BUILD/kernels/$b" ]; then cp "$BUILD/kernels/$b" "$DEPS/bin/"
+    elif [ -x "$BUILD/$b" ]; then cp "$BUILD/$b" "$DEPS/bin/"
+    else echo "stage: $b is not built in $BUILD" >&2; fi
   done
   [ -d /usr/include/nlohmann ] && cp -r /usr/include/nlohmann "$DEPS/include/"
   for h in zlib.h zconf.h; do [ -f /usr/include/$h ] && cp /usr/include/$h "$DEPS/include/"; done
@@ -45,8 +48,12 @@ left() { echo $((BUDGET_S - ($(date +%s) - START))); }
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -d "$d" ] && LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
-PYCUBLAS=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null || true)
-[ -n "$PYCUBLAS" ] && LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$PYCUBLAS"
+if ! ldconfig -p 2>/dev/null | grep -q libcublas.so.13 && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]; then
+  for sp in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    lib=$(find "$sp/nvidia" -maxdepth 4 -name 'libcublas.so.13' 2>/dev/null | head -1)
+    [ -n "$lib" ] && { LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$lib")"; break; }
+  done
+fi
 export LD_LIBRARY_PATH
 export PATH=/usr/local/cuda/bin:$PATH
 
