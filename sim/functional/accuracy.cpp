@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "kernels/cpu/reference.hpp"
@@ -161,8 +162,18 @@ std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& c
       exact_scores[size_t(q)] = scores(v.query_of(l, q), v.dim, v.heads, opt.score, keys, v.tokens);
       for (int k : opt.ks) exact_top[size_t(q)].push_back(cpu::topk(exact_scores[size_t(q)], k));
     }
+    // One fit per basis and layer serves every share and count in that basis.
+    std::map<PruneBasis, PruneFit> fits;
     for (size_t i = 0; i < cases.size(); ++i) {
-      const Stored s = apply(cases[i], v, l);
+      Stored s;
+      if (cases[i].kind == Case::Kind::prune) {
+        auto it = fits.find(cases[i].prune.basis);
+        if (it == fits.end())
+          it = fits.emplace(cases[i].prune.basis, fit_prune(keys, v.tokens, v.dim, cases[i].prune.basis)).first;
+        s = prune_keys(it->second, cases[i].prune);
+      } else {
+        s = apply(cases[i], v, l);
+      }
       CaseResult& r = out[i];
       r.kept_dims += s.kept_dims;
       r.bytes_per_token += (s.stored_values * s.bytes_per_value + s.extra_bytes) / double(v.tokens);

@@ -31,78 +31,91 @@ std::string describe(const PruneSpec& spec) {
   return out + buf;
 }
 
-Stored prune_keys(const float* keys, int64_t tokens, int dim, const PruneSpec& spec) {
+PruneFit fit_prune(const float* keys, int64_t tokens, int dim, PruneBasis basis) {
   if (tokens < 1) throw std::invalid_argument("prune: no keys to measure the variance on");
-  if (spec.keep_dims < 0 || spec.keep_dims > dim)
-    throw std::invalid_argument("prune: keep_dims must be in [0, " + std::to_string(dim) + "]");
-  if (spec.keep_dims == 0 && !(spec.variance_share > 0 && spec.variance_share <= 1))
-    throw std::invalid_argument("prune: variance_share must be in (0, 1]");
-  const bool rotate = spec.basis == PruneBasis::hadamard_coords || spec.basis == PruneBasis::hadamard_pca;
+  const bool rotate = basis == PruneBasis::hadamard_coords || basis == PruneBasis::hadamard_pca;
   const size_t n = size_t(tokens), d = size_t(dim);
-
-  std::vector<float> hf;
+  PruneFit f;
+  f.basis = basis;
+  f.tokens = tokens;
+  f.dim = dim;
   std::vector<float> x(keys, keys + n * d);
   if (rotate) {
     const std::vector<double> h = hadamard(dim);
-    hf.assign(h.begin(), h.end());
-    x = cpu::project(x.data(), tokens, dim, hf.data(), dim);
+    f.rotation.assign(h.begin(), h.end());
+    x = cpu::project(x.data(), tokens, dim, f.rotation.data(), dim);
   }
-  std::vector<double> mean(d, 0.0);
+  f.mean.assign(d, 0.0);
   for (size_t t = 0; t < n; ++t)
-    for (size_t j = 0; j < d; ++j) mean[j] += x[t * d + j];
-  for (double& m : mean) m /= double(n);
-  std::vector<double> cov(d * d, 0.0);
-  std::vector<double> c(d);
+    for (size_t j = 0; j < d; ++j) f.mean[j] += x[t * d + j];
+  for (double& m : f.mean) m /= double(n);
+  std::vector<double> cov(d * d, 0.0), c(d);
   for (size_t t = 0; t < n; ++t) {
-    for (size_t j = 0; j < d; ++j) c[j] = x[t * d + j] - mean[j];
+    for (size_t j = 0; j < d; ++j) c[j] = x[t * d + j] - f.mean[j];
     for (size_t i = 0; i < d; ++i)
       for (size_t j = i; j < d; ++j) cov[i * d + j] += c[i] * c[j];
   }
   for (size_t i = 0; i < d; ++i)
     for (size_t j = i; j < d; ++j) cov[j * d + i] = cov[i * d + j] /= double(n);
 
-  // basis: d × d, columns ordered by the variance they carry
-  std::vector<double> basis(d * d, 0.0), var(d);
-  if (spec.basis == PruneBasis::pca || spec.basis == PruneBasis::hadamard_pca) {
-    const Eigen e = symmetric_eigen(cov, dim);
-    basis = e.vectors;
-    var = e.values;
+  f.axes.assign(d * d, 0.0);
+  f.variance.assign(d, 0.0);
+  if (basis == PruneBasis::pca || basis == PruneBasis::hadamard_pca) {
+    Eigen e = symmetric_eigen(cov, dim);
+    f.axes = std::move(e.vectors);
+    f.variance = std::move(e.values);
   } else {
     std::vector<int> order(d);
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cov[a * d + a] > cov[b * d + b]; });
     for (size_t j = 0; j < d; ++j) {
-      basis[size_t(order[j]) * d + j] = 1.0;
-      var[j] = cov[size_t(order[j]) * d + order[j]];
+      f.axes[size_t(order[j]) * d + j] = 1.0;
+      f.variance[j] = cov[size_t(order[j]) * d + order[j]];
     }
   }
-  int kept = spec.keep_dims;
-  if (kept == 0) {
-    double total = 0;
-    for (double v : var) total += std::max(v, 0.0);
-    double acc = 0;
-    while (kept < dim && acc < spec.variance_share * total * (1 - 1e-12)) acc += std::max(var[size_t(kept++)], 0.0);
-    kept = std::max(kept, 1);
-  }
+  f.centred.resize(n * d);
+  for (size_t t = 0; t < n; ++t)
+    for (size_t j = 0; j < d; ++j) f.centred[t * d + j] = float(x[t * d + j] - f.mean[j]);
+  return f;
+}
 
+int kept_dims(const PruneFit& fit, const PruneSpec& spec) {
+  if (spec.keep_dims < 0 || spec.keep_dims > fit.dim)
+    throw std::invalid_argument("prune: keep_dims must be in [0, " + std::to_string(fit.dim) + "]");
+  if (spec.keep_dims > 0) return spec.keep_dims;
+  if (!(spec.variance_share > 0 && spec.variance_share <= 1))
+    throw std::invalid_argument("prune: variance_share must be in (0, 1]");
+  double total = 0;
+  for (double v : fit.variance) total += std::max(v, 0.0);
+  double acc = 0;
+  int kept = 0;
+  while (kept < fit.dim && acc < spec.variance_share * total * (1 - 1e-12)) acc += std::max(fit.variance[size_t(kept++)], 0.0);
+  return std::max(kept, 1);
+}
+
+Stored prune_keys(const PruneFit& fit, const PruneSpec& spec) {
+  const int kept = kept_dims(fit, spec);
+  const size_t n = size_t(fit.tokens), d = size_t(fit.dim), m = size_t(kept);
   // Store y = (x - mean) P, load mean + y Pᵀ.
-  const size_t m = size_t(kept);
-  std::vector<float> P(d * m), Pt(m * d), xc(n * d);
+  std::vector<float> P(d * m), Pt(m * d);
   for (size_t i = 0; i < d; ++i)
-    for (size_t j = 0; j < m; ++j) Pt[j * d + i] = P[i * m + j] = float(basis[i * d + j]);
+    for (size_t j = 0; j < m; ++j) Pt[j * d + i] = P[i * m + j] = float(fit.axes[i * d + j]);
+  const std::vector<float> y = cpu::project(fit.centred.data(), fit.tokens, fit.dim, P.data(), kept);
+  std::vector<float> rec = cpu::project(y.data(), fit.tokens, kept, Pt.data(), fit.dim);
   for (size_t t = 0; t < n; ++t)
-    for (size_t j = 0; j < d; ++j) xc[t * d + j] = float(x[t * d + j] - mean[j]);
-  const std::vector<float> y = cpu::project(xc.data(), tokens, dim, P.data(), kept);
-  std::vector<float> rec = cpu::project(y.data(), tokens, kept, Pt.data(), dim);
-  for (size_t t = 0; t < n; ++t)
-    for (size_t j = 0; j < d; ++j) rec[t * d + j] += float(mean[j]);
-  if (rotate) rec = cpu::project(rec.data(), tokens, dim, hf.data(), dim);  // H is its own inverse
+    for (size_t j = 0; j < d; ++j) rec[t * d + j] += float(fit.mean[j]);
+  // The orthonormal Sylvester matrix is symmetric, so it is its own inverse.
+  if (!fit.rotation.empty()) rec = cpu::project(rec.data(), fit.tokens, fit.dim, fit.rotation.data(), fit.dim);
 
-  Stored s = Stored::per_token(std::move(rec), tokens, dim);
+  Stored s = Stored::per_token(std::move(rec), fit.tokens, fit.dim);
   s.stored_values = double(n) * double(m);
   s.extra_bytes = double(d * m + d) * s.bytes_per_value;  // the basis and the mean, once per layer
   s.kept_dims = kept;
   return s;
+}
+
+Stored prune_keys(const float* keys, int64_t tokens, int dim, const PruneSpec& spec) {
+  return prune_keys(fit_prune(keys, tokens, dim, spec.basis), spec);
 }
 
 }  // namespace indexsim::sim::functional

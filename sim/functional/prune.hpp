@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/functional/stored.hpp"
 
@@ -25,7 +26,24 @@ struct PruneSpec {
   int keep_dims = 0;
 };
 
+// The measured part, shared by every target share and count in one basis: the keys in the basis's
+// frame (rotated if Hadamard), centred, and the basis's columns ordered by the variance they carry.
+struct PruneFit {
+  PruneBasis basis = PruneBasis::pca;
+  int64_t tokens = 0;
+  int dim = 0;
+  std::vector<double> mean;       // dim, in the rotated frame
+  std::vector<double> axes;       // dim × dim row-major; column j carries variance[j]
+  std::vector<double> variance;   // dim, descending
+  std::vector<float> centred;     // tokens × dim, rotated and centred
+  std::vector<float> rotation;    // dim × dim Hadamard, empty when not rotated
+};
+
+PruneFit fit_prune(const float* keys, int64_t tokens, int dim, PruneBasis basis);
+Stored prune_keys(const PruneFit& fit, const PruneSpec& spec);
 Stored prune_keys(const float* keys, int64_t tokens, int dim, const PruneSpec& spec);
+// Dimensions kept for a spec: keep_dims, or the fewest leading axes holding variance_share of the total.
+int kept_dims(const PruneFit& fit, const PruneSpec& spec);
 
 std::string describe(const PruneSpec& spec);
 const char* name(PruneBasis b);
