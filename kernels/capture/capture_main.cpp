@@ -191,6 +191,24 @@ std::string utc_now() {
   return buf;
 }
 
+// The kernel module's release (e.g. "580.159.04", from /proc/driver/nvidia/version) with the CUDA
+// driver API version; the API version alone where the file is not readable.
+std::string driver_string(int api) {
+  std::string s = "CUDA " + std::to_string(api / 1000) + "." + std::to_string(api % 1000 / 10);
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (std::getline(f, line)) {
+    const auto at = line.find("Kernel Module");
+    if (at != std::string::npos) {
+      std::string rest = line.substr(at + 13);
+      const auto b = rest.find_first_not_of(' ');
+      if (b != std::string::npos) rest = rest.substr(b, rest.find(' ', b) - b);
+      if (!rest.empty()) s = rest + " (" + s + ")";
+    }
+  }
+  return s;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t m = v.size() / 2;
@@ -533,8 +551,9 @@ int main(int argc, char** argv) try {
                {"memory_bus_bits", prop.memoryBusWidth},
                {"l2_bytes", prop.l2CacheSize},
                {"global_memory_bytes", prop.totalGlobalMem},
-               {"driver_version", driver},
-               {"runtime_version", runtime},
+               {"driver", driver_string(driver)},
+               {"cuda_driver_api", driver},
+               {"cuda_runtime", runtime},
                {"date", utc_now()},
                {"workload", o.workload},
                {"shape", shape},
