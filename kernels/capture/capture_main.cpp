@@ -416,7 +416,7 @@ int main(int argc, char** argv) try {
       pa.out_fp8 = pfp8;
       pa.out_scale = pscale;
       shape["pool_ratio"] = o.pool_ratio;
-      const uint32_t t_in = mem.id_of(rows), t_o8 = mem.id_of(pfp8);
+      const uint32_t t_in = mem.id_of(rows), t_o8 = mem.id_of(pfp8), t_o32 = mem.id_of(pout);
       const int dim = o.index_dim, ratio = o.pool_ratio;
       for (auto& st : k::plan_gated_pool(pa)) {
         const uint32_t gx = st.info.grid[0];
@@ -424,6 +424,7 @@ int main(int argc, char** argv) try {
                           const uint64_t rows_per_cta = 8ull * ratio;
                           return std::vector<tr::AccessRecord>{
                               strided(id, t_in, false, 0, gx, 0, int64_t(rows_per_cta * dim * 4), uint32_t(dim * 4), rows_per_cta, dim * 4),
+                              strided(id, t_o32, true, 0, gx, 0, int64_t(8 * dim * 4), uint32_t(dim * 4), 8, dim * 4),
                               strided(id, t_o8, true, 0, gx, 0, int64_t(8 * dim), uint32_t(dim), 8, dim)};
                         }});
       }
