@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/cxl/cxl.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace indexsim::model {
+
+using config::Rule;
+
+CxlParams CxlParams::from(const config::Node& n) {
+  CxlParams p;
+  p.lanes = n.req<uint32_t>("lanes", Rule::power_of_two());
+  p.lane_rate_GTps = n.req<double>("lane_rate_GTps", Rule::positive());
+  p.encoding_efficiency = n.req<double>("encoding_efficiency", Rule::range(0.5, 1.0));
+  p.flit_B = n.req<uint32_t>("flit_B", Rule::positive());
+  p.slots_per_flit = n.req<uint32_t>("slots_per_flit", Rule::positive());
+  p.slot_B = n.req<uint32_t>("slot_B", Rule::positive());
+  p.header_slots_per_line = n.req<double>("header_slots_per_line", Rule::non_negative());
+  p.line_B = n.req<uint32_t>("line_B", Rule::power_of_two());
+  p.port_latency_ns = n.req<double>("port_latency_ns", Rule::non_negative());
+  p.controller_latency_ns = n.req<double>("controller_latency_ns", Rule::non_negative());
+  p.queue_depth = n.req<uint32_t>("queue_depth", Rule::positive());
+  if (uint64_t{p.slots_per_flit} * p.slot_B > p.flit_B)
+    n.fail("slots_per_flit", std::to_string(p.slots_per_flit), "slots_per_flit x slot_B must fit in flit_B");
+  if (p.line_B % p.slot_B != 0) n.fail("line_B", std::to_string(p.line_B), "must be a multiple of slot_B");
+  return p;
+}
+
+namespace {
+std::unique_ptr<MemoryDevice> build(const config::Node& n) {
+  auto p = CxlParams::from(n);
+  return std::make_unique<CxlExpander>(p, make_memory_device(n.child("dram")));
+}
+}  // namespace
+
+CxlExpander::CxlExpander(const CxlParams& p, std::unique_ptr<MemoryDevice> dram) : p_(p) {
+  dram_.reset(std::move(dram));
+}
+
+Tick CxlExpander::wire_ps(double wire_bytes) const {
+  return static_cast<Tick>(std::ceil(wire_bytes / p_.raw_GBps() * 1000.0));  // GB/s = bytes per ns
+}
+
+double CxlExpander::data_wire_B(uint32_t bytes) const {
+  const double lines = std::ceil(static_cast<double>(bytes) / p_.line_B);
+  return lines * (static_cast<double>(p_.line_B) / p_.slot_B + p_.header_slots_per_line) * p_.slot_wire_B();
+}
+
+double CxlExpander::header_wire_B(uint32_t bytes) const {
+  const double lines = std::ceil(static_cast<double>(bytes) / p_.line_B);
+  return lines * p_.header_slots_per_line * p_.slot_wire_B();
+}
+
+bool CxlExpander::try_enqueue(const MemRequest& req, Tick now) {
+  if (flights_.size() >= p_.queue_depth) {
+    ++refused_;
+    return false;
+  }
+  const double wire = req.write ? data_wire_B(req.bytes) : header_wire_B(req.bytes);
+  const Tick start = std::max(now, m2s_free_);
+  m2s_free_ = start + wire_ps(wire);
+  m2s_wire_B_ += wire;
+  events_.push(m2s_free_ + ns_to_ps(p_.port_latency_ns + p_.controller_latency_ns), {true, req});
+  flights_[req.id] = {req.bytes, req.write};
+  ++(req.write ? writes_ : reads_);
+  (req.write ? data_written_B_ : data_read_B_) += req.bytes;
+  return true;
+}
+
+void CxlExpander::advance(Tick now, std::vector<MemCompletion>& done) {
+  for (;;) {
+    const Tick td = dram_.next_event(), te = events_.top_time();
+    const Tick t = std::min(td, te);
+    if (t == kNever || t > now) break;
+    if (td <= te) {
+      buf_.clear();
+      dram_.advance(td, buf_);
+      for (const auto& c : buf_) {
+        const Flight& f = flights_.at(c.id);
+        const double wire = f.write ? header_wire_B(f.bytes) : data_wire_B(f.bytes);
+        const Tick start = std::max(c.done, s2m_free_);
+        s2m_free_ = start + wire_ps(wire);
+        s2m_wire_B_ += wire;
+        MemRequest r;
+        r.id = c.id;
+        events_.push(s2m_free_ + ns_to_ps(p_.port_latency_ns), {false, r});
+      }
+      continue;
+    }
+    const Event e = events_.pop();
+    if (e.to_dram) {
+      dram_.send(e.req, te);
+    } else {
+      flights_.erase(e.req.id);
+      done.push_back({e.req.id, te});
+    }
+  }
+}
+
+double CxlExpander::peak_bandwidth_GBps() const {
+  return std::min(p_.raw_GBps() * p_.flit_efficiency(), dram_.get()->peak_bandwidth_GBps());
+}
+
+Tick CxlExpander::idle_read_latency_ps() const {
+  return wire_ps(header_wire_B(p_.line_B)) + ns_to_ps(2 * p_.port_latency_ns + p_.controller_latency_ns) +
+         dram_.get()->idle_read_latency_ps() + wire_ps(data_wire_B(p_.line_B));
+}
+
+void CxlExpander::report(StatSink& sink, const std::string& c) const {
+  sink.add(c, "reads", static_cast<double>(reads_), "count", "");
+  sink.add(c, "writes", static_cast<double>(writes_), "count", "");
+  sink.add(c, "link_raw_GBps", p_.raw_GBps(), "GB/s", "raw link rate per direction");
+  sink.add(c, "flit_efficiency", p_.flit_efficiency(), "fraction", "data bytes / wire bytes for a full line");
+  sink.add(c, "m2s_wire_bytes", m2s_wire_B_, "bytes", "host to device, framing included");
+  sink.add(c, "s2m_wire_bytes", s2m_wire_B_, "bytes", "device to host, framing included");
+  sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: controller queue full");
+  dram_.get()->report(sink, c + ".dram");
+}
+
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "cxl_type3", build);
+
+}  // namespace indexsim::model

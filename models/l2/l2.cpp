@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/l2/l2.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace indexsim::model {
+
+using config::Rule;
+
+L2Params L2Params::from(const config::Node& n) {
+  L2Params p;
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.capacity_MiB = n.req<double>("capacity_MiB", Rule::positive());
+  p.line_B = n.req<uint32_t>("line_B", Rule::power_of_two());
+  p.sector_B = n.req<uint32_t>("sector_B", Rule::power_of_two());
+  p.ways = n.req<uint32_t>("ways", Rule::positive());
+  p.slices = n.req<uint32_t>("slices", Rule::positive());
+  p.partitions = n.req<uint32_t>("partitions", Rule::positive());
+  p.hit_latency_near_cycles = n.req<uint32_t>("hit_latency_near_cycles", Rule::positive());
+  p.hit_latency_far_cycles = n.req<uint32_t>("hit_latency_far_cycles", Rule::positive());
+  p.miss_latency_cycles = n.req<uint32_t>("miss_latency_cycles", Rule::non_negative());
+  p.slice_bandwidth_Bpc = n.req<double>("slice_bandwidth_Bpc", Rule::positive());
+  p.mshrs_per_slice = n.req<uint32_t>("mshrs_per_slice", Rule::positive());
+  p.queue_depth_per_slice = n.req<uint32_t>("queue_depth_per_slice", Rule::positive());
+  if (p.sector_B > p.line_B || p.line_B / p.sector_B > 8)
+    n.fail("sector_B", std::to_string(p.sector_B), "must divide line_B into 1 to 8 sectors");
+  if (p.partitions > p.slices) n.fail("partitions", std::to_string(p.partitions), "must be <= slices");
+  const uint64_t per_set_slice = uint64_t{p.line_B} * p.ways * p.slices;
+  if (p.capacity_bytes() % per_set_slice != 0 || p.capacity_bytes() < per_set_slice)
+    n.fail("capacity_MiB", std::to_string(p.capacity_MiB),
+           "must be a whole number of sets: a multiple of line_B x ways x slices = " +
+               std::to_string(per_set_slice) + " bytes");
+  return p;
+}
+
+L2Cache::L2Cache(const L2Params& p)
+    : p_(p), clk_(p.clock_MHz), sets_(p.sets_per_slice()), sectors_per_line_(p.line_B / p.sector_B),
+      lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), slices_(p.slices),
+      mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice) {
+  for (uint32_t s = 0; s < p_.slices; ++s)
+    for (uint32_t m = p_.mshrs_per_slice; m-- > 0;) slices_[s].free_mshrs.push_back(s * p_.mshrs_per_slice + m);
+}
+
+template <class T>
+uint32_t L2Cache::take(std::vector<T>& pool, std::vector<uint32_t>& free, const T& v) {
+  if (free.empty()) {
+    pool.push_back(v);
+    return static_cast<uint32_t>(pool.size() - 1);
+  }
+  const uint32_t i = free.back();
+  free.pop_back();
+  pool[i] = v;
+  return i;
+}
+
+uint32_t L2Cache::set_base(uint64_t line) const {
+  const uint64_t h = mix64(line);
+  const uint32_t slice = static_cast<uint32_t>(h % p_.slices);
+  const uint32_t set = static_cast<uint32_t>((h / p_.slices) % sets_);
+  return (slice * sets_ + set) * p_.ways;
+}
+
+Tick L2Cache::hit_latency(uint32_t slice, uint32_t partition) const {
+  const uint32_t slice_partition = static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices);
+  return clk_.cycles(slice_partition == partition ? p_.hit_latency_near_cycles : p_.hit_latency_far_cycles);
+}
+
+bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
+  const uint64_t first = req.addr / p_.line_B;
+  const uint64_t last = (req.addr + std::max<uint32_t>(req.bytes, 1) - 1) / p_.line_B;
+  // Admit all pieces or none: count what each slice would take.
+  for (uint64_t l = first; l <= last; ++l) {
+    uint32_t extra = 0;
+    for (uint64_t m = first; m <= l; ++m) extra += slice_of(m) == slice_of(l);
+    if (slices_[slice_of(l)].queue.size() + extra > p_.queue_depth_per_slice) {
+      ++refused_;
+      return false;
+    }
+  }
+  const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
+  for (uint64_t l = first; l <= last; ++l) {
+    const uint64_t lo = std::max<uint64_t>(req.addr, l * p_.line_B);
+    const uint64_t hi = std::min<uint64_t>(req.addr + std::max<uint32_t>(req.bytes, 1), (l + 1) * p_.line_B);
+    const uint32_t s0 = static_cast<uint32_t>((lo - l * p_.line_B) / p_.sector_B);
+    const uint32_t s1 = static_cast<uint32_t>((hi - 1 - l * p_.line_B) / p_.sector_B);
+    const uint8_t mask = static_cast<uint8_t>(((1u << (s1 + 1)) - 1) & ~((1u << s0) - 1));
+    const uint32_t piece = take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.source % p_.partitions});
+    const uint32_t s = slice_of(l);
+    slices_[s].queue.push_back(piece);
+    schedule(s, now);
+  }
+  return true;
+}
+
+void L2Cache::schedule(uint32_t s, Tick t) {
+  Slice& sl = slices_[s];
+  if (sl.scheduled || sl.blocked || sl.queue.empty()) return;
+  sl.scheduled = true;
+  events_.push(std::max(t, sl.free_at), {true, s});
+}
+
+void L2Cache::serve(uint32_t s, Tick t) {
+  Slice& sl = slices_[s];
+  sl.scheduled = false;
+  if (sl.blocked || sl.queue.empty()) return;
+  const uint32_t piece = sl.queue.front();
+  if (!lookup(s, piece, t)) {
+    sl.blocked = true;
+    ++stalls_;
+    return;
+  }
+  sl.queue.pop_front();
+  const uint32_t bytes = static_cast<uint32_t>(__builtin_popcount(pieces_[piece].mask)) * p_.sector_B;
+  sl.free_at = t + clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.slice_bandwidth_Bpc - 1e-9)));
+  schedule(s, sl.free_at);
+}
+
+uint32_t L2Cache::victim(uint32_t base) const {
+  uint32_t best = kNone;
+  for (uint32_t w = 0; w < p_.ways; ++w) {
+    const Line& l = lines_[base + w];
+    if (l.mshr != kNone) continue;
+    if (l.tag == 0) return base + w;
+    if (best == kNone || l.lru < lines_[best].lru) best = base + w;
+  }
+  return best;
+}
+
+void L2Cache::evict(Line& l, uint32_t s, Tick t) {
+  if (l.tag != 0 && l.dirty) {
+    const uint64_t line = l.tag - 1;
+    for (uint32_t i = 0; i < sectors_per_line_;) {
+      if (!(l.dirty >> i & 1)) { ++i; continue; }
+      uint32_t j = i;
+      while (j < sectors_per_line_ && (l.dirty >> j & 1)) ++j;
+      MemRequest w;
+      w.id = (wb_ids_++ << 1) | 1;  // odd ids: writebacks, whose completion frees nothing
+      w.addr = line * p_.line_B + uint64_t{i} * p_.sector_B;
+      w.bytes = (j - i) * p_.sector_B;
+      w.write = true;
+      w.source = s;
+      down_.send(w, t);
+      ++writebacks_;
+      i = j;
+    }
+  }
+  l = Line{};
+}
+
+void L2Cache::fetch(uint32_t m, uint64_t line, uint8_t need, uint32_t s, Tick t) {
+  for (uint32_t i = 0; i < sectors_per_line_;) {
+    if (!(need >> i & 1)) { ++i; continue; }
+    uint32_t j = i;
+    while (j < sectors_per_line_ && (need >> j & 1)) ++j;
+    MemRequest r;
+    r.id = uint64_t{m} << 1;
+    r.addr = line * p_.line_B + uint64_t{i} * p_.sector_B;
+    r.bytes = (j - i) * p_.sector_B;
+    r.source = s;
+    down_.send(r, t);
+    ++mshrs_[m].fills;
+    ++fills_;
+    i = j;
+  }
+  mshrs_[m].mask |= need;
+}
+
+bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
+  const Piece pc = pieces_[pi];
+  const uint32_t base = set_base(pc.line);
+  uint32_t found = kNone;
+  for (uint32_t w = 0; w < p_.ways; ++w)
+    if (lines_[base + w].tag == pc.line + 1) { found = base + w; break; }
+  Slice& sl = slices_[s];
+  const Tick lat = hit_latency(s, pc.partition);
+  const bool near = lat == clk_.cycles(p_.hit_latency_near_cycles);
+
+  if (pc.write) {  // write-allocate at sector granularity: the written sectors become valid, no fetch
+    if (found == kNone) {
+      found = victim(base);
+      if (found == kNone) return false;
+      evict(lines_[found], s, t);
+      lines_[found].tag = pc.line + 1;
+      ++write_misses_;
+    } else {
+      ++write_hits_;
+    }
+    Line& l = lines_[found];
+    l.valid |= pc.mask;
+    l.dirty |= pc.mask;
+    l.lru = ++lru_clock_;
+    (near ? near_ : far_)++;
+    piece_done(pi, t + lat);
+    return true;
+  }
+
+  if (found != kNone && (pc.mask & ~lines_[found].valid) == 0) {
+    lines_[found].lru = ++lru_clock_;
+    ++read_hits_;
+    (near ? near_ : far_)++;
+    piece_done(pi, t + lat);
+    return true;
+  }
+  if (found != kNone && lines_[found].mshr != kNone) {
+    Mshr& m = mshrs_[lines_[found].mshr];
+    const uint8_t need = pc.mask & ~lines_[found].valid & ~m.mask;
+    if (need == 0) ++merged_; else ++read_misses_;
+    if (need) fetch(lines_[found].mshr, pc.line, need, s, t);
+    m.waiters.push_back(pi);
+    lines_[found].lru = ++lru_clock_;
+    (near ? near_ : far_)++;
+    return true;
+  }
+  if (sl.free_mshrs.empty()) return false;
+  if (found == kNone) {
+    found = victim(base);
+    if (found == kNone) return false;
+    evict(lines_[found], s, t);
+    lines_[found].tag = pc.line + 1;
+  }
+  const uint32_t mi = sl.free_mshrs.back();
+  sl.free_mshrs.pop_back();
+  Line& l = lines_[found];
+  l.mshr = mi;
+  l.lru = ++lru_clock_;
+  mshrs_[mi].line_index = found;
+  mshrs_[mi].waiters.push_back(pi);
+  ++read_misses_;
+  (near ? near_ : far_)++;
+  fetch(mi, pc.line, pc.mask & ~l.valid, s, t);
+  return true;
+}
+
+void L2Cache::piece_done(uint32_t pi, Tick t) {
+  Parent& par = parents_[pieces_[pi].parent];
+  par.done = std::max(par.done, t);
+  if (--par.remaining == 0) events_.push(par.done, {false, pieces_[pi].parent});
+  free_pieces_.push_back(pi);
+}
+
+void L2Cache::fill_done(uint32_t mi, Tick t) {
+  Mshr& m = mshrs_[mi];
+  if (--m.fills != 0) return;  // waiters are answered when every sector in flight has arrived
+  Line& l = lines_[m.line_index];
+  l.valid |= m.mask;
+  l.mshr = kNone;
+  const uint32_t s = mi / p_.mshrs_per_slice;
+  for (uint32_t pi : m.waiters)
+    piece_done(pi, t + hit_latency(s, pieces_[pi].partition) + clk_.cycles(p_.miss_latency_cycles));
+  m.waiters.clear();
+  m.mask = 0;
+  m.line_index = kNone;
+  Slice& sl = slices_[s];
+  sl.free_mshrs.push_back(mi);
+  if (sl.blocked) {
+    sl.blocked = false;
+    schedule(s, t);
+  }
+}
+
+void L2Cache::advance(Tick now, std::vector<MemCompletion>& done) {
+  for (;;) {
+    const Tick td = down_.next_event(), te = events_.top_time();
+    const Tick t = std::min(td, te);
+    if (t == kNever || t > now) break;
+    if (td <= te) {
+      buf_.clear();
+      down_.advance(td, buf_);
+      for (const auto& c : buf_)
+        if (!(c.id & 1)) fill_done(static_cast<uint32_t>(c.id >> 1), c.done);
+      continue;
+    }
+    const Event e = events_.pop();
+    if (e.service) {
+      serve(e.index, te);
+    } else {
+      done.push_back({parents_[e.index].id, te});
+      free_parents_.push_back(e.index);
+    }
+  }
+}
+
+double L2Cache::peak_bandwidth_GBps() const {
+  return p_.slices * p_.slice_bandwidth_Bpc * p_.clock_MHz * 1e6 / 1e9;
+}
+
+Tick L2Cache::idle_read_latency_ps() const {
+  // Requesters spread over the partitions see near and far slices alike.
+  const double near = 1.0 / p_.partitions;
+  return static_cast<Tick>(std::llround(near * clk_.cycles(p_.hit_latency_near_cycles) +
+                                        (1 - near) * clk_.cycles(p_.hit_latency_far_cycles)));
+}
+
+void L2Cache::report(StatSink& sink, const std::string& c) const {
+  const double reads = static_cast<double>(read_hits_ + read_misses_ + merged_);
+  const double all = reads + static_cast<double>(write_hits_ + write_misses_);
+  sink.add(c, "read_hits", static_cast<double>(read_hits_), "count", "reads whose sectors were all valid");
+  sink.add(c, "read_misses", static_cast<double>(read_misses_), "count", "reads that fetched at least one sector");
+  sink.add(c, "merged_misses", static_cast<double>(merged_), "count", "reads whose missing sectors were already in flight");
+  sink.add(c, "write_hits", static_cast<double>(write_hits_), "count", "writes to a present line");
+  sink.add(c, "write_misses", static_cast<double>(write_misses_), "count", "writes that allocated a line");
+  sink.add(c, "hit_rate", all ? static_cast<double>(read_hits_ + write_hits_) / all : 0, "fraction",
+           "line accesses served without a fetch (merged misses count as misses)");
+  sink.add(c, "read_hit_rate", reads ? read_hits_ / reads : 0, "fraction", "read line accesses that hit");
+  sink.add(c, "writebacks", static_cast<double>(writebacks_), "count", "dirty sector runs written downstream");
+  sink.add(c, "fills", static_cast<double>(fills_), "count", "sector runs read downstream");
+  sink.add(c, "near_accesses", static_cast<double>(near_), "count", "accesses to a slice in the requester's partition");
+  sink.add(c, "far_accesses", static_cast<double>(far_), "count", "accesses to a slice in another partition");
+  sink.add(c, "slice_stalls", static_cast<double>(stalls_), "count", "times a slice stalled: no MSHR or evictable way");
+  sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: slice queue full");
+  sink.add(c, "downstream_waits", static_cast<double>(down_.refusals()), "count",
+           "fills and writebacks the downstream refused at first (they wait and are retried)");
+}
+
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "sectored_l2",
+                  [](const config::Node& n) -> std::unique_ptr<MemoryDevice> {
+                    return std::make_unique<L2Cache>(L2Params::from(n));
+                  });
+
+}  // namespace indexsim::model

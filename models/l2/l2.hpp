@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU L2: address-hashed slices, each a set-associative array of 128 B lines of 32 B sectors,
+// LRU, write-back with write-allocate at sector granularity (a write never fetches), MSHRs that
+// merge misses to a line in flight, and a per-slice bandwidth. A slice serves its queue in order;
+// a miss that finds no free MSHR (or no evictable way) stalls its slice until a fill returns.
+// Hit latency depends on whether the requester's partition is the slice's (near) or not (far).
+#pragma once
+
+#include <deque>
+#include <vector>
+
+#include "models/noc/port.hpp"
+
+namespace indexsim::model {
+
+struct L2Params {
+  double clock_MHz = 0;
+  double capacity_MiB = 0;
+  uint32_t line_B = 0;
+  uint32_t sector_B = 0;
+  uint32_t ways = 0;
+  uint32_t slices = 0;
+  uint32_t partitions = 0;           // a requester's partition is source % partitions
+  uint32_t hit_latency_near_cycles = 0;
+  uint32_t hit_latency_far_cycles = 0;
+  uint32_t miss_latency_cycles = 0;  // added to a fill: L2 to memory-controller fabric, both ways
+  double slice_bandwidth_Bpc = 0;
+  uint32_t mshrs_per_slice = 0;
+  uint32_t queue_depth_per_slice = 0;
+
+  static L2Params from(const config::Node& n);
+  uint64_t capacity_bytes() const { return static_cast<uint64_t>(capacity_MiB * 1024.0 * 1024.0); }
+  uint32_t sets_per_slice() const {
+    return static_cast<uint32_t>(capacity_bytes() / (uint64_t{line_B} * ways * slices));
+  }
+};
+
+class L2Cache : public FrontDevice {
+ public:
+  explicit L2Cache(const L2Params& p);
+  void attach(std::unique_ptr<MemoryDevice> downstream) override { down_.reset(std::move(downstream)); }
+
+  bool try_enqueue(const MemRequest& req, Tick now) override;
+  Tick next_event() const override { return std::min(events_.top_time(), down_.next_event()); }
+  void advance(Tick now, std::vector<MemCompletion>& done) override;
+  double peak_bandwidth_GBps() const override;
+  Tick idle_read_latency_ps() const override;
+  uint64_t capacity_bytes() const override { return p_.capacity_bytes(); }
+  void report(StatSink& sink, const std::string& component) const override;
+
+ private:
+  static constexpr uint32_t kNone = ~0u;
+  struct Line {
+    uint64_t tag = 0;  // line address + 1; 0 = invalid
+    uint64_t lru = 0;
+    uint32_t mshr = kNone;
+    uint8_t valid = 0, dirty = 0;
+  };
+  struct Piece {  // the part of a request that falls in one line
+    uint32_t parent;
+    uint64_t line;
+    uint8_t mask;
+    bool write;
+    uint32_t partition;
+  };
+  struct Parent {
+    uint64_t id;
+    uint32_t remaining;
+    Tick done;
+  };
+  struct Mshr {
+    uint32_t line_index = kNone;
+    uint32_t fills = 0;  // downstream reads outstanding
+    uint8_t mask = 0;    // sectors in flight
+    std::vector<uint32_t> waiters;
+  };
+  struct Slice {
+    std::deque<uint32_t> queue;
+    Tick free_at = 0;
+    bool blocked = false, scheduled = false;
+    std::vector<uint32_t> free_mshrs;
+  };
+  struct Event {
+    bool service;  // true: a slice serves its queue head; false: a request completes
+    uint32_t index;
+  };
+
+  uint32_t slice_of(uint64_t line) const { return static_cast<uint32_t>(mix64(line) % p_.slices); }
+  uint32_t set_base(uint64_t line) const;
+  Tick hit_latency(uint32_t slice, uint32_t partition) const;
+  void schedule(uint32_t slice, Tick t);
+  void serve(uint32_t slice, Tick t);
+  bool lookup(uint32_t slice, uint32_t piece, Tick t);  // false: stall (no MSHR or way)
+  uint32_t victim(uint32_t base) const;                  // kNone when every way is pending
+  void evict(Line& l, uint32_t slice, Tick t);
+  void fetch(uint32_t mshr, uint64_t line, uint8_t need, uint32_t slice, Tick t);
+  void piece_done(uint32_t piece, Tick t);
+  void fill_done(uint32_t mshr, Tick t);
+  template <class T> static uint32_t take(std::vector<T>& pool, std::vector<uint32_t>& free, const T& v);
+
+  L2Params p_;
+  Clock clk_;
+  uint32_t sets_;
+  uint32_t sectors_per_line_;
+  Downstream down_;
+  EventHeap<Event> events_;
+  std::vector<Line> lines_;
+  std::vector<Slice> slices_;
+  std::vector<Mshr> mshrs_;
+  std::vector<Piece> pieces_;
+  std::vector<uint32_t> free_pieces_;
+  std::vector<Parent> parents_;
+  std::vector<uint32_t> free_parents_;
+  std::vector<MemCompletion> buf_;
+  uint64_t lru_clock_ = 0, wb_ids_ = 0;
+  uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
+  uint64_t writebacks_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
+};
+
+}  // namespace indexsim::model

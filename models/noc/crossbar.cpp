@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/noc/crossbar.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace indexsim::model {
+
+using config::Rule;
+
+CrossbarParams CrossbarParams::from(const config::Node& n) {
+  CrossbarParams p;
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.sm_ports = n.req<uint32_t>("sm_ports", Rule::positive());
+  p.memory_ports = n.req<uint32_t>("memory_ports", Rule::positive());
+  p.port_bandwidth_Bpc = n.req<double>("port_bandwidth_Bpc", Rule::positive());
+  p.request_latency_cycles = n.req<uint32_t>("request_latency_cycles", Rule::non_negative());
+  p.response_latency_cycles = n.req<uint32_t>("response_latency_cycles", Rule::non_negative());
+  p.header_B = n.req<uint32_t>("header_B", Rule::positive());
+  p.line_B = n.req<uint32_t>("line_B", Rule::power_of_two());
+  p.max_in_flight_per_port = n.req<uint32_t>("max_in_flight_per_port", Rule::positive());
+  return p;
+}
+
+Crossbar::Crossbar(const CrossbarParams& p)
+    : p_(p), clk_(p.clock_MHz),
+      sm_up_free_(p.sm_ports, 0), sm_down_free_(p.sm_ports, 0),
+      mem_up_free_(p.memory_ports, 0), mem_down_free_(p.memory_ports, 0),
+      in_flight_(p.sm_ports, 0) {}
+
+Tick Crossbar::occupancy(uint32_t bytes) const {
+  return clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.port_bandwidth_Bpc - 1e-9)));
+}
+
+bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
+  const uint32_t sp = req.source % p_.sm_ports;
+  if (in_flight_[sp] >= p_.max_in_flight_per_port) {
+    ++refused_;
+    return false;
+  }
+  const uint32_t mp = static_cast<uint32_t>(mix64(req.addr / p_.line_B) % p_.memory_ports);
+  const uint32_t up_bytes = req.write ? req.bytes : p_.header_B;
+  const Tick start = std::max(now, sm_up_free_[sp]);
+  sm_up_free_[sp] = start + occupancy(up_bytes);
+  port_wait_ps_ += start - now;
+  events_.push(sm_up_free_[sp] + clk_.cycles(p_.request_latency_cycles), {Kind::AtMemoryPort, req});
+  flights_[req.id] = {sp, mp, req.write ? p_.header_B : req.bytes, req.write};
+  ++in_flight_[sp];
+  ++requests_;
+  bytes_up_ += up_bytes;
+  return true;
+}
+
+void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
+  for (;;) {
+    const Tick td = down_.next_event(), te = events_.top_time();
+    const Tick t = std::min(td, te);
+    if (t == kNever || t > now) break;
+    if (td <= te) {
+      buf_.clear();
+      down_.advance(td, buf_);
+      for (const auto& c : buf_) {  // the response leaves through its memory port
+        const Flight& f = flights_.at(c.id);
+        const Tick start = std::max(c.done, mem_down_free_[f.mem_port]);
+        mem_down_free_[f.mem_port] = start + occupancy(f.bytes);
+        port_wait_ps_ += start - c.done;
+        bytes_down_ += f.bytes;
+        MemRequest r;
+        r.id = c.id;
+        events_.push(mem_down_free_[f.mem_port] + clk_.cycles(p_.response_latency_cycles), {Kind::AtSmPort, r});
+      }
+      continue;
+    }
+    const Event e = events_.pop();
+    switch (e.kind) {
+      case Kind::AtMemoryPort: {
+        const Flight& f = flights_.at(e.req.id);
+        const Tick start = std::max(te, mem_up_free_[f.mem_port]);
+        mem_up_free_[f.mem_port] = start + occupancy(e.req.write ? e.req.bytes : p_.header_B);
+        port_wait_ps_ += start - te;
+        events_.push(mem_up_free_[f.mem_port], {Kind::Forward, e.req});
+        break;
+      }
+      case Kind::Forward:
+        down_.send(e.req, te);
+        break;
+      case Kind::AtSmPort: {
+        auto it = flights_.find(e.req.id);
+        const Tick start = std::max(te, sm_down_free_[it->second.sm_port]);
+        sm_down_free_[it->second.sm_port] = start + occupancy(it->second.bytes);
+        port_wait_ps_ += start - te;
+        events_.push(sm_down_free_[it->second.sm_port], {Kind::Complete, e.req});
+        break;
+      }
+      case Kind::Complete: {
+        auto it = flights_.find(e.req.id);
+        --in_flight_[it->second.sm_port];
+        flights_.erase(it);
+        done.push_back({e.req.id, te});
+        break;
+      }
+    }
+  }
+}
+
+double Crossbar::peak_bandwidth_GBps() const {
+  return p_.sm_ports * p_.port_bandwidth_Bpc * p_.clock_MHz * 1e6 / 1e9;
+}
+
+Tick Crossbar::idle_read_latency_ps() const {
+  // A minimal read: its header through two ports, one 32 B sector back through two, and the two
+  // fixed latencies.
+  return 2 * occupancy(p_.header_B) + 2 * occupancy(32) +
+         clk_.cycles(p_.request_latency_cycles + p_.response_latency_cycles);
+}
+
+void Crossbar::report(StatSink& sink, const std::string& c) const {
+  sink.add(c, "requests", static_cast<double>(requests_), "count", "requests carried SM to memory");
+  sink.add(c, "bytes_up", static_cast<double>(bytes_up_), "bytes", "request headers and write data");
+  sink.add(c, "bytes_down", static_cast<double>(bytes_down_), "bytes", "read data and write acknowledgements");
+  sink.add(c, "port_wait_ns", ps_to_ns(port_wait_ps_), "ns", "total time requests waited for a busy port");
+  sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: port in-flight limit");
+}
+
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "crossbar",
+                  [](const config::Node& n) -> std::unique_ptr<MemoryDevice> {
+                    return std::make_unique<Crossbar>(CrossbarParams::from(n));
+                  });
+
+}  // namespace indexsim::model

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The SM-to-L2 crossbar: fixed request and response latencies plus per-port bandwidth on both
+// sides (SM ports and memory-side ports), each direction its own channel. A packet is stored and
+// forwarded: it crosses its source port, the fixed latency, then its destination port. A port's
+// channel is a reservation (the time it is next free) made when the packet reaches it, in time
+// order, so a request costs O(1) events whatever the load. Idle read latency:
+//   2 x header/bandwidth + request_latency + 2 x data/bandwidth + response_latency (whole cycles).
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "models/noc/port.hpp"
+
+namespace indexsim::model {
+
+struct CrossbarParams {
+  double clock_MHz = 0;
+  uint32_t sm_ports = 0;           // one per SM; a requester uses port (source % sm_ports)
+  uint32_t memory_ports = 0;       // one per L2 slice; a line goes to port hash(line) % memory_ports
+  double port_bandwidth_Bpc = 0;   // bytes per clock per port per direction
+  uint32_t request_latency_cycles = 0;
+  uint32_t response_latency_cycles = 0;
+  uint32_t header_B = 0;           // a read request or a write acknowledgement on the wire
+  uint32_t line_B = 0;             // address granule for memory-port selection
+  uint32_t max_in_flight_per_port = 0;
+
+  static CrossbarParams from(const config::Node& n);
+};
+
+class Crossbar : public FrontDevice {
+ public:
+  explicit Crossbar(const CrossbarParams& p);
+  void attach(std::unique_ptr<MemoryDevice> downstream) override { down_.reset(std::move(downstream)); }
+
+  bool try_enqueue(const MemRequest& req, Tick now) override;
+  Tick next_event() const override { return std::min(events_.top_time(), down_.next_event()); }
+  void advance(Tick now, std::vector<MemCompletion>& done) override;
+  double peak_bandwidth_GBps() const override;
+  Tick idle_read_latency_ps() const override;
+  uint64_t capacity_bytes() const override { return down_.connected() ? down_.get()->capacity_bytes() : 0; }
+  void report(StatSink& sink, const std::string& component) const override;
+
+ private:
+  struct Flight {
+    uint32_t sm_port, mem_port, bytes;
+    bool write;
+  };
+  enum class Kind : uint8_t { AtMemoryPort, Forward, AtSmPort, Complete };
+  struct Event {
+    Kind kind;
+    MemRequest req;
+  };
+  Tick occupancy(uint32_t bytes) const;
+
+  CrossbarParams p_;
+  Clock clk_;
+  Downstream down_;
+  EventHeap<Event> events_;
+  std::unordered_map<uint64_t, Flight> flights_;
+  std::vector<Tick> sm_up_free_, sm_down_free_, mem_up_free_, mem_down_free_;
+  std::vector<uint32_t> in_flight_;
+  std::vector<MemCompletion> buf_;
+  uint64_t requests_ = 0, bytes_up_ = 0, bytes_down_ = 0, refused_ = 0;
+  Tick port_wait_ps_ = 0;
+};
+
+}  // namespace indexsim::model

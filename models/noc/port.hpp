@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pieces shared by the units that sit in front of another memory (NoC, L2, SRAM cache, CXL):
+// a device that takes a downstream, a downstream port that keeps refused requests in order, a
+// timed event heap, and a handle that lets two parents share one device.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "models/common/memory_device.hpp"
+
+namespace indexsim::model {
+
+// A unit whose misses or forwarded requests go to another MemoryDevice, attached after it is built
+// (its YAML section describes only itself; sim/memsys decides what lies behind it).
+class FrontDevice : public MemoryDevice {
+ public:
+  virtual void attach(std::unique_ptr<MemoryDevice> downstream) = 0;
+  // False when this configuration never sends anything downstream (an SRAM scratchpad).
+  virtual bool needs_downstream() const { return true; }
+};
+
+// The link to a downstream device. A refused request waits here and is retried each time the
+// downstream makes progress (only then can it have freed a slot). Retries rotate through the
+// waiting requests and stop after a few consecutive refusals, and a new request may pass the
+// waiting ones: one full downstream queue (one busy DRAM channel) must not hold back requests for
+// idle ones, as a single in-order queue would.
+class Downstream {
+ public:
+  static constexpr size_t kRetryWindow = 8;
+  void reset(std::unique_ptr<MemoryDevice> d) { dev_ = std::move(d); }
+  bool connected() const { return dev_ != nullptr; }
+  MemoryDevice* get() const { return dev_.get(); }
+  void send(const MemRequest& r, Tick now) {
+    if (!dev_->try_enqueue(r, now)) {
+      blocked_.push_back(r);
+      ++refusals_;
+    }
+  }
+  Tick next_event() const { return dev_ ? dev_->next_event() : kNever; }
+  void advance(Tick now, std::vector<MemCompletion>& out) {
+    dev_->advance(now, out);
+    size_t refusals = 0;
+    for (size_t n = blocked_.size(); n > 0 && refusals < kRetryWindow; --n) {
+      const MemRequest r = blocked_.front();
+      blocked_.pop_front();
+      if (dev_->try_enqueue(r, now)) {
+        refusals = 0;
+      } else {
+        blocked_.push_back(r);
+        ++refusals;
+      }
+    }
+  }
+  size_t blocked() const { return blocked_.size(); }
+  uint64_t refusals() const { return refusals_; }  // sends that had to wait
+
+ private:
+  uint64_t refusals_ = 0;
+  std::unique_ptr<MemoryDevice> dev_;
+  std::deque<MemRequest> blocked_;
+};
+
+// A min-heap of timed events; ties break by insertion order so that runs are deterministic.
+template <class Payload>
+class EventHeap {
+ public:
+  void push(Tick t, const Payload& p) { heap_.push({t, seq_++, p}); }
+  bool empty() const { return heap_.empty(); }
+  Tick top_time() const { return heap_.empty() ? kNever : heap_.top().t; }
+  Payload pop() {
+    Payload p = heap_.top().p;
+    heap_.pop();
+    return p;
+  }
+  size_t size() const { return heap_.size(); }
+
+ private:
+  struct Ev {
+    Tick t;
+    uint64_t seq;
+    Payload p;
+    bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> heap_;
+  uint64_t seq_ = 0;
+};
+
+// One device with several parents (e.g. the HBM behind both the L2 and an SRAM cache). Each parent
+// holds a SharedDevice::Port; advancing any port advances the device once and hands every
+// completion to the port that sent it. Ids are tagged with the port number in their top bits.
+class SharedDevice : public std::enable_shared_from_this<SharedDevice> {
+ public:
+  explicit SharedDevice(std::unique_ptr<MemoryDevice> dev) : dev_(std::move(dev)) {}
+  static constexpr int kPortBits = 8;
+  static constexpr int kIdBits = 64 - kPortBits;
+
+  std::unique_ptr<MemoryDevice> port() {
+    const uint32_t n = static_cast<uint32_t>(pending_.size());
+    pending_.emplace_back();
+    return std::make_unique<Port>(shared_from_this(), n);
+  }
+  MemoryDevice& device() { return *dev_; }
+
+ private:
+  class Port : public MemoryDevice {
+   public:
+    Port(std::shared_ptr<SharedDevice> s, uint32_t n) : s_(std::move(s)), n_(n) {}
+    bool try_enqueue(const MemRequest& r, Tick now) override {
+      MemRequest t = r;
+      t.id = (static_cast<uint64_t>(n_) << kIdBits) | r.id;
+      return s_->dev_->try_enqueue(t, now);
+    }
+    Tick next_event() const override {
+      const auto& mine = s_->pending_[n_];
+      Tick t = s_->dev_->next_event();
+      for (const auto& c : mine) t = std::min(t, c.done);
+      return t;
+    }
+    void advance(Tick now, std::vector<MemCompletion>& done) override {
+      s_->advance_to(now);
+      auto& mine = s_->pending_[n_];
+      done.insert(done.end(), mine.begin(), mine.end());
+      mine.clear();
+    }
+    double peak_bandwidth_GBps() const override { return s_->dev_->peak_bandwidth_GBps(); }
+    Tick idle_read_latency_ps() const override { return s_->dev_->idle_read_latency_ps(); }
+    uint64_t capacity_bytes() const override { return s_->dev_->capacity_bytes(); }
+    // The owner of the SharedDevice reports the device once; a port adds nothing.
+    void report(StatSink&, const std::string&) const override {}
+
+   private:
+    std::shared_ptr<SharedDevice> s_;
+    uint32_t n_;
+  };
+
+  void advance_to(Tick now) {
+    buf_.clear();
+    dev_->advance(now, buf_);
+    constexpr uint64_t mask = (uint64_t{1} << kIdBits) - 1;
+    for (const auto& c : buf_) pending_[c.id >> kIdBits].push_back({c.id & mask, c.done});
+  }
+
+  std::unique_ptr<MemoryDevice> dev_;
+  std::vector<std::vector<MemCompletion>> pending_;
+  std::vector<MemCompletion> buf_;
+};
+
+// 64-bit mixer (splitmix64 finaliser): spreads line addresses over slices, sets and channels.
+inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+}  // namespace indexsim::model

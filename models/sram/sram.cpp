@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/sram/sram.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace indexsim::model {
+
+using config::Rule;
+
+SramParams SramParams::from(const config::Node& n) {
+  SramParams p;
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.capacity_KiB = n.req<double>("capacity_KiB", Rule::positive());
+  p.banks = n.req<uint32_t>("banks", Rule::positive());
+  p.bank_interleave_B = n.req<uint32_t>("bank_interleave_B", Rule::power_of_two());
+  p.bank_bandwidth_Bpc = n.req<double>("bank_bandwidth_Bpc", Rule::positive());
+  p.access_latency_cycles = n.req<uint32_t>("access_latency_cycles", Rule::non_negative());
+  p.queue_depth_per_bank = n.req<uint32_t>("queue_depth_per_bank", Rule::positive());
+  const auto policy = n.req<std::string>("policy", Rule::choice({"scratchpad", "lru", "fifo"}));
+  p.policy = policy == "lru" ? SramPolicy::Lru : policy == "fifo" ? SramPolicy::Fifo : SramPolicy::Scratchpad;
+  p.line_B = n.req<uint32_t>("line_B", Rule::power_of_two());
+  p.ways = n.req<uint32_t>("ways", Rule::positive());
+  const uint64_t lines = p.capacity_bytes() / p.line_B;
+  if (p.capacity_bytes() % (uint64_t{p.line_B} * p.ways) != 0 || lines < p.ways)
+    n.fail("capacity_KiB", std::to_string(p.capacity_KiB),
+           "must be a whole number of sets of line_B x ways = " + std::to_string(uint64_t{p.line_B} * p.ways) + " bytes");
+  return p;
+}
+
+NpuSram::NpuSram(const SramParams& p)
+    : p_(p), clk_(p.clock_MHz), bank_free_(p.banks, 0), bank_in_flight_(p.banks, 0) {
+  if (is_cache()) {
+    sets_ = static_cast<uint32_t>(p_.capacity_bytes() / p_.line_B / p_.ways);
+    ways_.resize(static_cast<size_t>(sets_) * p_.ways);
+  }
+}
+
+Tick NpuSram::serve_bank(uint32_t bank, uint32_t bytes, Tick t) {
+  const Tick occ = clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.bank_bandwidth_Bpc - 1e-9)));
+  const Tick start = std::max(t, bank_free_[bank]);
+  bank_free_[bank] = start + occ;
+  return start + occ + clk_.cycles(p_.access_latency_cycles);
+}
+
+bool NpuSram::lookup(const MemRequest& req, Tick now) {
+  const uint64_t line = req.addr / p_.line_B;
+  Way* set = &ways_[(mix64(line) % sets_) * p_.ways];
+  for (uint32_t w = 0; w < p_.ways; ++w)
+    if (set[w].tag == line + 1) {
+      if (p_.policy == SramPolicy::Lru) set[w].stamp = ++stamp_;
+      set[w].dirty |= req.write;
+      return true;
+    }
+  Way* v = set;
+  for (uint32_t w = 0; w < p_.ways; ++w) {
+    if (set[w].tag == 0) { v = &set[w]; break; }
+    if (set[w].stamp < v->stamp) v = &set[w];
+  }
+  if (v->tag != 0) {
+    ++evictions_;
+    if (v->dirty) {
+      MemRequest wb;
+      wb.id = (wb_ids_++ << 1) | 1;  // odd ids: writebacks; even ids: fills (line << 1)
+      wb.addr = (v->tag - 1) * p_.line_B;
+      wb.bytes = p_.line_B;
+      wb.write = true;
+      down_.send(wb, now);
+      ++writebacks_;
+    }
+  }
+  *v = Way{line + 1, ++stamp_, req.write};
+  return false;
+}
+
+bool NpuSram::try_enqueue(const MemRequest& req, Tick now) {
+  const uint32_t bank = bank_of(req.addr);
+  if (bank_in_flight_[bank] >= p_.queue_depth_per_bank) {
+    ++refused_;
+    return false;
+  }
+  ++bank_in_flight_[bank];
+  bank_of_id_[req.id] = bank;
+  if (!is_cache()) {
+    if (req.addr + req.bytes > p_.capacity_bytes())
+      throw std::out_of_range("NPU SRAM scratchpad: access at " + std::to_string(req.addr) +
+                              " lies outside the placed capacity of " + std::to_string(p_.capacity_bytes()) + " bytes");
+    ++hits_;
+    events_.push(serve_bank(bank, req.bytes, now), req.id);
+    return true;
+  }
+  if (!down_.connected()) throw std::logic_error("NPU SRAM cache has no downstream device attached");
+  const uint64_t line = req.addr / p_.line_B;
+  auto pend = pending_.find(line);
+  if (pend != pending_.end() && !req.write) {  // the line is being fetched: wait for that fill
+    ++merged_;
+    pend->second.push_back({req.id, req.bytes, bank});
+    return true;
+  }
+  const bool hit = lookup(req, now);
+  ++(hit ? hits_ : misses_);
+  if (hit || req.write) {  // a write miss allocates without fetching
+    events_.push(serve_bank(bank, req.bytes, now), req.id);
+    return true;
+  }
+  MemRequest fill;
+  fill.id = line << 1;
+  fill.addr = line * p_.line_B;
+  fill.bytes = p_.line_B;
+  down_.send(fill, now);
+  pending_[line].push_back({req.id, req.bytes, bank});
+  return true;
+}
+
+void NpuSram::advance(Tick now, std::vector<MemCompletion>& done) {
+  for (;;) {
+    const Tick td = down_.next_event(), te = events_.top_time();
+    const Tick t = std::min(td, te);
+    if (t == kNever || t > now) break;
+    if (td <= te) {
+      buf_.clear();
+      down_.advance(td, buf_);
+      for (const auto& c : buf_) {
+        if (c.id & 1) continue;
+        auto it = pending_.find(c.id >> 1);
+        for (const Waiter& w : it->second) events_.push(serve_bank(w.bank, w.bytes, c.done), w.id);
+        pending_.erase(it);
+      }
+      continue;
+    }
+    const uint64_t id = events_.pop();
+    auto it = bank_of_id_.find(id);
+    --bank_in_flight_[it->second];
+    bank_of_id_.erase(it);
+    done.push_back({id, te});
+  }
+}
+
+double NpuSram::peak_bandwidth_GBps() const { return p_.banks * p_.bank_bandwidth_Bpc * p_.clock_MHz * 1e6 / 1e9; }
+
+Tick NpuSram::idle_read_latency_ps() const {
+  const uint64_t one = static_cast<uint64_t>(std::ceil(p_.line_B / p_.bank_bandwidth_Bpc - 1e-9));
+  return clk_.cycles(one + p_.access_latency_cycles);
+}
+
+uint64_t NpuSram::capacity_bytes() const {
+  if (is_cache() && down_.connected()) return down_.get()->capacity_bytes();
+  return p_.capacity_bytes();
+}
+
+void NpuSram::report(StatSink& sink, const std::string& c) const {
+  const double all = static_cast<double>(hits_ + misses_ + merged_);
+  sink.add(c, "hits", static_cast<double>(hits_), "count", "accesses served from the SRAM");
+  sink.add(c, "misses", static_cast<double>(misses_), "count", "accesses whose line was absent (reads fetch it, writes allocate it)");
+  sink.add(c, "merged_misses", static_cast<double>(merged_), "count", "reads that waited for a fill in flight");
+  sink.add(c, "hit_rate", all ? hits_ / all : 0, "fraction", "hits / accesses");
+  sink.add(c, "evictions", static_cast<double>(evictions_), "count", "valid lines replaced");
+  sink.add(c, "writebacks", static_cast<double>(writebacks_), "count", "dirty lines written downstream");
+  sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: bank queue full");
+}
+
+INDEXSIM_REGISTER(MemoryRegistry, "memory", "npu_sram",
+                  [](const config::Node& n) -> std::unique_ptr<MemoryDevice> {
+                    return std::make_unique<NpuSram>(SramParams::from(n));
+                  });
+
+}  // namespace indexsim::model

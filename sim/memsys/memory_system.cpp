@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/memsys/memory_system.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "models/noc/port.hpp"
+
+namespace indexsim::sim {
+
+using config::Node;
+using config::Rule;
+using model::FrontDevice;
+using model::kNever;
+using model::MemCompletion;
+using model::MemoryDevice;
+using model::MemRequest;
+using model::SharedDevice;
+using model::Tick;
+
+namespace {
+
+constexpr uint64_t kWindowMask = (uint64_t{1} << kRegionWindowBits) - 1;
+
+// Recursive on purpose: assigning a config::Node would assign its YAML::Node, and yaml-cpp's
+// assignment rebinds the node inside the document rather than the handle.
+Node section_node(const Node& at, const std::string& dotted, const Node& where, const std::string& key) {
+  const size_t dot = dotted.find('.');
+  const std::string part = dotted.substr(0, dot);
+  if (part.empty() || !at.has(part)) where.fail(key, dotted, "must name an existing section of the hardware file");
+  const Node next = at.child(part);
+  return dot == std::string::npos ? next : section_node(next, dotted.substr(dot + 1), where, key);
+}
+
+// Sends each address window to one port, translated to window-local addresses when the port is
+// a region's device; the L2's port keeps global addresses so that it can route its misses.
+class Router : public MemoryDevice {
+ public:
+  struct Route {
+    int port = -1;
+    bool translate = false;
+  };
+  size_t add_port(std::unique_ptr<MemoryDevice> d) {
+    ports_.push_back(std::move(d));
+    return ports_.size() - 1;
+  }
+  void route(size_t window, size_t port, bool translate) {
+    if (routes_.size() <= window) routes_.resize(window + 1);
+    routes_[window] = {static_cast<int>(port), translate};
+  }
+  bool try_enqueue(const MemRequest& req, Tick now) override {
+    const uint64_t w = req.addr >> kRegionWindowBits;
+    if (w >= routes_.size() || routes_[w].port < 0)
+      throw std::out_of_range("address " + std::to_string(req.addr) + " lies in no region of this target");
+    MemRequest r = req;
+    if (routes_[w].translate) r.addr &= kWindowMask;
+    return ports_[routes_[w].port]->try_enqueue(r, now);
+  }
+  Tick next_event() const override {
+    Tick t = kNever;
+    for (const auto& p : ports_) t = std::min(t, p->next_event());
+    return t;
+  }
+  void advance(Tick now, std::vector<MemCompletion>& done) override {
+    for (auto& p : ports_) p->advance(now, done);
+  }
+  double peak_bandwidth_GBps() const override {
+    double b = 0;
+    for (const auto& p : ports_) b += p->peak_bandwidth_GBps();
+    return b;
+  }
+  Tick idle_read_latency_ps() const override { return ports_.empty() ? 0 : ports_[0]->idle_read_latency_ps(); }
+  uint64_t capacity_bytes() const override {
+    uint64_t c = 0;
+    for (const auto& p : ports_) c += p->capacity_bytes();
+    return c;
+  }
+  void report(model::StatSink&, const std::string&) const override {}  // parts report themselves
+
+ private:
+  std::vector<std::unique_ptr<MemoryDevice>> ports_;
+  std::vector<Route> routes_;
+};
+
+// The target handed to callers: forwards to its top device and reports every part by name.
+class MemorySystem : public MemoryDevice {
+ public:
+  std::unique_ptr<MemoryDevice> top;
+  MemoryDevice* peak_source = nullptr;  // whose peak bandwidth and latency describe the target
+  std::vector<std::pair<std::string, const MemoryDevice*>> parts;
+  std::vector<std::shared_ptr<SharedDevice>> shared;
+  std::vector<std::unique_ptr<MemoryDevice>> owned;  // built parts no route leads to (kept for their reports)
+
+  bool try_enqueue(const MemRequest& r, Tick now) override { return top->try_enqueue(r, now); }
+  Tick next_event() const override { return top->next_event(); }
+  void advance(Tick now, std::vector<MemCompletion>& done) override { top->advance(now, done); }
+  double peak_bandwidth_GBps() const override { return peak_source->peak_bandwidth_GBps(); }
+  Tick idle_read_latency_ps() const override { return top->idle_read_latency_ps(); }
+  uint64_t capacity_bytes() const override { return peak_source->capacity_bytes(); }
+  void report(model::StatSink& sink, const std::string& component) const override {
+    for (const auto& [name, dev] : parts) dev->report(sink, component.empty() ? name : component + "." + name);
+  }
+};
+
+struct Builder {
+  const Node& root;
+  std::vector<RegionSpec> regions;
+  std::vector<std::unique_ptr<MemoryDevice>> devices;  // by region index; moved out when used
+  std::vector<MemoryDevice*> raw;
+  std::map<size_t, std::shared_ptr<SharedDevice>> shared;
+  MemorySystem* sys;
+
+  size_t index_of(const std::string& name) const {
+    for (size_t i = 0; i < regions.size(); ++i)
+      if (regions[i].name == name) return i;
+    throw std::out_of_range(name);
+  }
+
+  // Builds region i (and, through `backing`, the regions it needs); records it as a part.
+  void build(size_t i, std::vector<int>& state) {
+    if (state[i] == 2) return;
+    if (state[i] == 1) {
+      const Node n = root.child("noc");
+      n.fail("regions", regions[i].name, "backing regions form a cycle");
+    }
+    state[i] = 1;
+    const Node node = section_node(root, regions[i].section, root.child("noc"), "regions");
+    devices[i] = model::make_memory_device(node);
+    raw[i] = devices[i].get();
+    auto* front = dynamic_cast<FrontDevice*>(devices[i].get());
+    if (front && front->needs_downstream()) {
+      if (regions[i].backing.empty())
+        root.child("noc").fail("regions", regions[i].name,
+                               "region '" + regions[i].name + "' sends misses downstream: it needs a `backing` region");
+      const size_t b = index_of(regions[i].backing);
+      build(b, state);
+      front->attach(port_of(b));
+    }
+    sys->parts.push_back({regions[i].name, raw[i]});
+    state[i] = 2;
+  }
+
+  // A handle on region i's device: the device itself for its first user, a shared port when a
+  // backing relation gives it a second user.
+  std::unique_ptr<MemoryDevice> port_of(size_t i) {
+    auto it = shared.find(i);
+    if (it == shared.end()) {
+      auto s = std::make_shared<SharedDevice>(std::move(devices[i]));
+      sys->shared.push_back(s);
+      it = shared.emplace(i, s).first;
+    }
+    return it->second->port();
+  }
+  std::unique_ptr<MemoryDevice> take(size_t i) {
+    if (devices[i]) return std::move(devices[i]);
+    return port_of(i);
+  }
+};
+
+}  // namespace
+
+std::vector<RegionSpec> read_regions(const Node& root) {
+  const Node noc = root.child("noc");
+  std::vector<RegionSpec> out;
+  for (const Node& r : noc.children("regions")) {
+    RegionSpec s;
+    s.name = r.req<std::string>("name");
+    s.section = r.req<std::string>("section");
+    s.cached = r.req<bool>("cached");
+    s.backing = r.opt<std::string>("backing", "");
+    for (const auto& o : out)
+      if (o.name == s.name) r.fail("name", s.name, "region names must be unique");
+    if (s.name == "l2" || s.name == "system") r.fail("name", s.name, "'l2' and 'system' are reserved target names");
+    out.push_back(s);
+  }
+  if (out.empty()) noc.fail("regions", "", "needs at least one region");
+  if (out.size() > (size_t{1} << (64 - kRegionWindowBits))) noc.fail("regions", "", "too many regions");
+  for (const auto& s : out)
+    if (!s.backing.empty() &&
+        std::none_of(out.begin(), out.end(), [&](const RegionSpec& o) { return o.name == s.backing; }))
+      noc.fail("regions", s.backing, "backing of '" + s.name + "' must name another region");
+  return out;
+}
+
+uint64_t region_base(const Node& root, const std::string& region) {
+  const auto regions = read_regions(root);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    if (regions[i].name == region) return uint64_t{i} << kRegionWindowBits;
+    names.push_back(regions[i].name);
+  }
+  root.child("noc").fail("regions", region, Rule::choice(names).describe());
+}
+
+std::vector<std::string> target_names(const Node& root) {
+  std::vector<std::string> names;
+  for (const auto& r : read_regions(root)) names.push_back(r.name);
+  names.push_back("l2");
+  names.push_back("system");
+  return names;
+}
+
+std::unique_ptr<MemoryDevice> make_target(const Node& root, const std::string& target) {
+  auto sys = std::make_unique<MemorySystem>();
+  Builder b{root, read_regions(root), {}, {}, {}, sys.get()};
+  const size_t n = b.regions.size();
+  b.devices.resize(n);
+  b.raw.assign(n, nullptr);
+  std::vector<int> state(n, 0);
+
+  const auto names = target_names(root);
+  if (std::find(names.begin(), names.end(), target) == names.end())
+    throw std::invalid_argument("unknown target '" + target + "': " + Rule::choice(names).describe());
+
+  if (target != "l2" && target != "system") {
+    const size_t i = b.index_of(target);
+    b.build(i, state);
+    sys->peak_source = b.raw[i];
+    sys->top = b.take(i);
+    return sys;
+  }
+
+  // The L2 over every cached region; for "system", the NoC in front and the uncached regions beside.
+  auto l2_dev = model::make_memory_device(root.child("l2"));
+  auto* l2 = dynamic_cast<FrontDevice*>(l2_dev.get());
+  if (!l2) root.child("l2").fail("impl", "", "must name a cache that takes a downstream device");
+  auto below = std::make_unique<Router>();
+  auto above = std::make_unique<Router>();
+  const size_t l2_port = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (b.regions[i].cached || target == "system") b.build(i, state);
+  MemoryDevice* first_cached = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    if (b.regions[i].cached) {
+      below->route(i, below->add_port(b.take(i)), true);
+      above->route(i, l2_port, false);
+      if (!first_cached) first_cached = b.raw[i];
+    }
+  }
+  if (!first_cached) root.child("noc").fail("regions", "", "no region is cached: the L2 would have nothing behind it");
+  l2->attach(std::move(below));
+  sys->parts.insert(sys->parts.begin(), {"l2", l2_dev.get()});
+  if (target == "l2") {
+    for (auto& d : b.devices)
+      if (d) sys->owned.push_back(std::move(d));
+    sys->peak_source = first_cached;
+    sys->top = std::move(l2_dev);
+    return sys;
+  }
+  above->add_port(std::move(l2_dev));
+  for (size_t i = 0; i < n; ++i)
+    if (!b.regions[i].cached) above->route(i, above->add_port(b.take(i)), true);
+  auto noc_dev = model::make_memory_device(root.child("noc"));
+  auto* noc = dynamic_cast<FrontDevice*>(noc_dev.get());
+  if (!noc) root.child("noc").fail("impl", "", "must name an interconnect that takes a downstream device");
+  noc->attach(std::move(above));
+  sys->parts.insert(sys->parts.begin(), {"noc", noc_dev.get()});
+  sys->peak_source = first_cached;
+  sys->top = std::move(noc_dev);
+  return sys;
+}
+
+}  // namespace indexsim::sim

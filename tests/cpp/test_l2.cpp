@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// The L2 timing core against a fixed-latency memory. Clock 1000 MHz: one cycle T = 1000 ps.
+#include <gtest/gtest.h>
+
+#include "models/l2/l2.hpp"
+#include "tests/cpp/test_memsys_fixed.hpp"
+
+using indexsim::model::L2Cache;
+using indexsim::model::L2Params;
+using indexsim::model::MemRequest;
+using indexsim::model::StatSink;
+using indexsim::model::kNever;
+using indexsim::model::Tick;
+using indexsim::test::FixedLatencyMemory;
+using indexsim::test::done_of;
+using indexsim::test::drain;
+
+namespace {
+constexpr Tick T = 1000;        // one L2 cycle
+constexpr Tick D = 100000;      // downstream latency: 100 ns
+constexpr uint32_t H = 50, M = 20;
+
+L2Params small(uint32_t slices = 1, uint32_t ways = 4, uint32_t sets = 4) {
+  L2Params p;
+  p.clock_MHz = 1000;
+  p.line_B = 128;
+  p.sector_B = 32;
+  p.ways = ways;
+  p.slices = slices;
+  p.capacity_MiB = static_cast<double>(uint64_t{128} * ways * slices * sets) / (1024.0 * 1024.0);
+  p.partitions = 1;
+  p.hit_latency_near_cycles = H;
+  p.hit_latency_far_cycles = H;
+  p.miss_latency_cycles = M;
+  p.slice_bandwidth_Bpc = 64;
+  p.mshrs_per_slice = 8;
+  p.queue_depth_per_slice = 16;
+  return p;
+}
+
+struct Rig {
+  explicit Rig(const L2Params& p, Tick lat = D) : l2(p) {
+    auto f = std::make_unique<FixedLatencyMemory>(lat);
+    mem = f.get();
+    l2.attach(std::move(f));
+  }
+  Tick read(uint64_t id, uint64_t addr, uint32_t bytes, Tick at, uint32_t source = 0) {
+    MemRequest r{id, addr, bytes, false, source};
+    EXPECT_TRUE(l2.try_enqueue(r, at));
+    return done_of(drain(l2), id);
+  }
+  void write(uint64_t id, uint64_t addr, uint32_t bytes, Tick at) {
+    EXPECT_TRUE(l2.try_enqueue({id, addr, bytes, true, 0}, at));
+    drain(l2);
+  }
+  double stat(const std::string& s) const {
+    StatSink sink;
+    l2.report(sink, "l2");
+    return sink.get("l2", s);
+  }
+  L2Cache l2;
+  FixedLatencyMemory* mem;
+};
+}  // namespace
+
+TEST(L2Cache, ReadMissTakesFillPlusHitPlusMissPathThenHitTakesHitLatency) {
+  Rig rig(small());
+  // miss: lookup at 0, fill back at D, answered H + M cycles later
+  EXPECT_EQ(rig.read(1, 0, 64, 0), D + (H + M) * T);
+  const Tick t2 = 1000 * T;
+  EXPECT_EQ(rig.read(2, 0, 64, t2), t2 + H * T);  // hit: H cycles
+  EXPECT_EQ(rig.stat("read_hits"), 1);
+  EXPECT_EQ(rig.stat("read_misses"), 1);
+}
+
+TEST(L2Cache, SecondMissToALineInFlightMergesInTheMshr) {
+  Rig rig(small());
+  ASSERT_TRUE(rig.l2.try_enqueue({1, 0, 64, false, 0}, 0));
+  ASSERT_TRUE(rig.l2.try_enqueue({2, 0, 64, false, 0}, 0));
+  const auto done = drain(rig.l2);
+  EXPECT_EQ(rig.mem->reads, 1u);  // one fill for both
+  EXPECT_EQ(rig.stat("merged_misses"), 1);
+  // Both wait for the one fill: D + (H + M) cycles.
+  EXPECT_EQ(done_of(done, 1), D + (H + M) * T);
+  EXPECT_EQ(done_of(done, 2), D + (H + M) * T);
+}
+
+TEST(L2Cache, SectorMissFetchesOnlyTheMissingSectors) {
+  Rig rig(small());
+  rig.read(1, 0, 32, 0);           // sector 0 only: 32 B fetched
+  rig.read(2, 0, 128, 1000 * T);   // sectors 1..3 missing: one 96 B fetch
+  EXPECT_EQ(rig.mem->reads, 2u);
+  EXPECT_EQ(rig.mem->bytes_read, 32u + 96u);
+}
+
+TEST(L2Cache, WritesAllocateWithoutFetchAndDirtyVictimsAreWrittenBack) {
+  Rig rig(small(1, 2, 1));  // one set of two ways: every line competes
+  rig.write(1, 0 * 128, 32, 0);
+  rig.write(2, 1 * 128, 64, 1000 * T);
+  rig.write(3, 2 * 128, 32, 2000 * T);  // evicts line 0 (least recently used), dirty in one sector
+  EXPECT_EQ(rig.mem->reads, 0u);
+  EXPECT_EQ(rig.mem->writes, 1u);
+  EXPECT_EQ(rig.mem->bytes_written, 32u);
+  EXPECT_EQ(rig.stat("writebacks"), 1);
+  EXPECT_EQ(rig.stat("write_misses"), 3);
+}
+
+TEST(L2Cache, ReplacementIsLeastRecentlyUsed) {
+  Rig rig(small(1, 2, 1));
+  Tick t = 0;
+  for (uint64_t line : {0, 1, 0, 2}) rig.read(line + 10 * t, line * 128, 32, t += 1000 * T);  // 2 evicts 1
+  rig.read(100, 0, 32, t += 1000 * T);  // line 0 still present
+  rig.read(101, 128, 32, t += 1000 * T);  // line 1 was the victim
+  EXPECT_EQ(rig.stat("read_hits"), 2);    // the second and third reads of line 0
+  EXPECT_EQ(rig.stat("read_misses"), 4);  // 0, 1, 2, and 1 again
+}
+
+TEST(L2Cache, SliceBandwidthSpacesHitsByBytesOverBytesPerClock) {
+  L2Params p = small();
+  p.slice_bandwidth_Bpc = 32;
+  Rig rig(p);
+  rig.read(1, 0, 128, 0);
+  const Tick t0 = 1000 * T;
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(rig.l2.try_enqueue({100 + i, 0, 128, false, 0}, t0));
+  const auto done = drain(rig.l2);
+  // 128 B / 32 B per clock = 4 cycles per hit: the k-th hit is served at t0 + 4k cycles.
+  for (uint64_t k = 0; k < 10; ++k) EXPECT_EQ(done_of(done, 100 + k), t0 + (4 * k + H) * T);
+}
+
+TEST(L2Cache, NearAndFarPartitionsGiveTwoHitLatencies) {
+  L2Params p = small(2);
+  p.partitions = 2;
+  p.hit_latency_near_cycles = 10;
+  p.hit_latency_far_cycles = 30;
+  Rig rig(p);
+  rig.read(1, 0, 32, 0, 0);
+  const Tick a = rig.read(2, 0, 32, 1000 * T, 0) - 1000 * T;  // partition 0 requester
+  const Tick b = rig.read(3, 0, 32, 2000 * T, 1) - 2000 * T;  // partition 1 requester
+  EXPECT_EQ(std::min(a, b), 10 * T);
+  EXPECT_EQ(std::max(a, b), 30 * T);
+}
+
+TEST(L2Cache, MissWithoutAFreeMshrStallsItsSliceUntilAFillReturns) {
+  L2Params p = small();
+  p.mshrs_per_slice = 1;
+  Rig rig(p);
+  ASSERT_TRUE(rig.l2.try_enqueue({1, 0, 64, false, 0}, 0));
+  ASSERT_TRUE(rig.l2.try_enqueue({2, 128, 64, false, 0}, 0));
+  const auto done = drain(rig.l2);
+  EXPECT_EQ(done_of(done, 1), D + (H + M) * T);
+  // Request 2 looks up when the MSHR frees, at D; its own fill returns at 2D.
+  EXPECT_EQ(done_of(done, 2), 2 * D + (H + M) * T);
+  EXPECT_EQ(rig.stat("slice_stalls"), 1);
+}
+
+TEST(L2Cache, IdleCacheHasNoEvent) {
+  Rig rig(small());
+  EXPECT_EQ(rig.l2.next_event(), kNever);
+  rig.read(1, 0, 64, 0);
+  EXPECT_EQ(rig.l2.next_event(), kNever);
+}
+
+TEST(L2Cache, FullSliceQueueRefuses) {
+  L2Params p = small();
+  p.queue_depth_per_slice = 2;
+  Rig rig(p);
+  EXPECT_TRUE(rig.l2.try_enqueue({1, 0, 32, false, 0}, 0));
+  EXPECT_TRUE(rig.l2.try_enqueue({2, 128, 32, false, 0}, 0));
+  EXPECT_FALSE(rig.l2.try_enqueue({3, 256, 32, false, 0}, 0));
+}
+
+TEST(L2Cache, CapacityThatIsNotWholeSetsIsAConfigError) {
+  auto doc = indexsim::config::Document::load_string(R"(
+l2: {impl: sectored_l2, clock_MHz: 1000, capacity_MiB: 1.1, line_B: 128, sector_B: 32, ways: 16, slices: 4,
+     partitions: 1, hit_latency_near_cycles: 10, hit_latency_far_cycles: 10, miss_latency_cycles: 0,
+     slice_bandwidth_Bpc: 64, mshrs_per_slice: 4, queue_depth_per_slice: 4}
+)", "hw.yaml");
+  try {
+    indexsim::model::make_memory_device(doc->root().child("l2"));
+    FAIL() << "accepted a capacity of partial sets";
+  } catch (const indexsim::config::ConfigError& e) {
+    EXPECT_EQ(e.path, "l2.capacity_MiB");
+  }
+}
