@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/core/paths.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "sim/core/version.hpp"
+
+namespace indexsim::sim {
+
+std::string find_config(const std::string& kind, const std::string& name) {
+  namespace fs = std::filesystem;
+  if (name.empty()) throw std::invalid_argument("no " + kind + " config given");
+  if (fs::is_regular_file(name)) return name;
+  const std::string rel = "configs/" + kind + "/" + name + ".yaml";
+  for (const std::string& root : {std::string("."), source_dir()}) {
+    const fs::path p = fs::path(root) / rel;
+    if (fs::is_regular_file(p)) return p.string();
+  }
+  throw std::invalid_argument(kind + " config '" + name + "' not found (tried the path itself and " + rel + ")");
+}
+
+}  // namespace indexsim::sim

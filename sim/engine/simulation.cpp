@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/simulation.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "models/sm/sm.hpp"
+#include "models/tensorcore/tensor_core.hpp"
+#include "sim/config/params.hpp"
+#include "sim/core/paths.hpp"
+#include "sim/core/version.hpp"
+#include "sim/engine/replay.hpp"
+#include "sim/memsys/memory_system.hpp"
+#include "sim/placement/placement.hpp"
+#include "sim/techniques/techniques.hpp"
+#include "sim/workload/workload.hpp"
+#include "traces/trace_data.hpp"
+
+namespace indexsim::sim {
+
+using config::Document;
+using trace::TensorClass;
+
+std::pair<std::string, std::string> split_set(const std::string& a) {
+  const auto dot = a.find('.');
+  const std::string head = dot == std::string::npos ? "" : a.substr(0, dot);
+  if (head != "hardware" && head != "workload" && head != "techniques")
+    throw std::invalid_argument("--set '" + a + "': the path must start with hardware., workload. or techniques.");
+  return {head, a.substr(dot + 1)};
+}
+
+namespace {
+
+struct Loaded {
+  std::shared_ptr<Document> hw, wl, tech;
+  model::SmParams sm;
+  model::TensorCoreParams tc;
+  std::vector<RegionInfo> regions;
+  std::unique_ptr<model::MemoryDevice> memory;
+  PlacementPolicy placement;
+  TechniquePipeline techniques;
+  trace::ModelShape shape;
+  bool have_shape = false;
+  nlohmann::json monitoring;
+  nlohmann::json config;
+};
+
+std::shared_ptr<Document> load_doc(const std::string& kind, const std::string& name, const RunSpec& spec,
+                                   const std::string& prefix) {
+  auto doc = Document::load_file(find_config(kind, name));
+  for (const auto& s : spec.sets) {
+    auto [head, rest] = split_set(s);
+    if (head == prefix) doc->set(rest);
+  }
+  return doc;
+}
+
+// Reads every config (and builds the memory system) without running anything.
+Loaded load(const RunSpec& spec, bool build_memory) {
+  Loaded L;
+  L.hw = load_doc("hardware", spec.hardware, spec, "hardware");
+  auto hw = L.hw->root();
+  hw.note("name");
+  hw.note("description");
+  auto gpu = hw.child("gpu");
+  L.sm = model::SmParams::load(gpu);
+  L.tc = model::TensorCoreParams::load(gpu);
+  const auto specs = read_regions(hw);
+  for (const auto& r : specs) {
+    auto dev = make_target(hw, r.name);
+    L.regions.push_back({r.name, region_base(hw, r.name), dev->capacity_bytes(), dev->peak_bandwidth_GBps()});
+  }
+  if (build_memory) L.memory = make_target(hw, "system");
+  else make_target(hw, "system");  // reads (and validates) the same keys
+  L.hw->check_unused();
+
+  L.tech = load_doc("techniques", spec.techniques, spec, "techniques");
+  auto tr = L.tech->root();
+  tr.note("name");
+  tr.note("description");
+  L.placement = PlacementPolicy::load(tr.child("placement"));
+  L.techniques = TechniquePipeline::load(tr);
+  auto mon = tr.child("monitoring");
+  for (const char* k : {"first_layer_io_max_us", "hit_rate_min", "utilisation_min", "fragmentation_max"})
+    L.monitoring[k] = mon.req<double>(k, config::Rule::non_negative());
+  L.tech->check_unused();
+
+  nlohmann::json step = spec.step.to_json();
+  if (spec.trace_data) {
+    step = {{"trace", spec.trace_data->metadata}};
+  } else if (spec.trace.empty()) {
+    L.wl = load_doc("workloads", spec.workload, spec, "workload");
+    L.shape = trace::load_model_shape(L.wl->root());
+    L.wl->check_unused();
+    L.techniques.reshape(L.shape);
+    L.have_shape = true;
+    trace::validate(spec.step);
+  } else {
+    step = {{"trace", spec.trace}};
+  }
+  L.config = {{"hardware", L.hw->resolved()},
+              {"techniques", L.tech->resolved()},
+              {"step", step},
+              {"mode", spec.fast ? "fast" : "detailed"},
+              {"placement_env", L.placement.env_overrides}};
+  if (L.wl) L.config["workload"] = L.wl->resolved();
+  if (!L.placement.env_overrides.empty()) {
+    // The values used, whatever their origin, are part of what made the run.
+    L.config["techniques"]["placement"]["hbm_alloc_strategy"] = L.placement.hbm_alloc_strategy;
+    L.config["techniques"]["placement"]["cxl_enabled"] = L.placement.cxl_enabled;
+    L.config["techniques"]["placement"]["npu_cache_policy"] = L.placement.npu_cache_policy;
+  }
+  return L;
+}
+
+// Lower bound of the step: the longest dependence chain with every kernel at its roofline.
+double critical_path_roofline(const std::vector<trace::KernelRecord>& ks, const std::vector<KernelResult>& res) {
+  std::map<uint32_t, double> lb;
+  double best = 0;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    double start = 0;
+    for (uint32_t d : ks[i].deps) start = std::max(start, lb[d]);
+    lb[ks[i].id] = start + res[i].roofline_ns;
+    best = std::max(best, lb[ks[i].id]);
+  }
+  return best;
+}
+
+}  // namespace
+
+nlohmann::json resolve(const RunSpec& spec) { return load(spec, false).config; }
+
+RunResult simulate(const RunSpec& spec) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Loaded L = load(spec, true);
+  RunResult R;
+  R.config = L.config;
+  R.key = config::stable_hash(R.config);
+  R.hardware = L.hw->resolved().value("name", spec.hardware);
+  R.techniques = L.techniques.enabled;
+  R.code_version = code_version();
+
+  trace::TraceData td;
+  if (L.have_shape) {
+    td = trace::emulate_step(L.shape, spec.step);
+    R.workload = L.shape.name;
+    R.seed = spec.step.seed;
+  } else if (spec.trace_data) {
+    td = *spec.trace_data;
+    R.workload = td.metadata.value("kernel", std::string("benchmark"));
+  } else {
+    td = trace::read_trace(spec.trace);
+    R.workload = td.metadata.value("workload", std::string("trace"));
+    R.seed = td.metadata.value("seed", uint64_t(0));
+  }
+  Workload w(td.metadata, td.tensors, td.kernels, td.accesses);
+  nlohmann::json report = nlohmann::json::object();
+  TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report};
+  L.techniques.transform(w, ctx);
+
+  std::vector<trace::KernelRecord> kernels;
+  std::vector<trace::AccessRecord> accesses;
+  w.lower(kernels, accesses);
+  const Placement pl = place(w.tensors(), L.regions, L.placement);
+
+  ReplayInput in;
+  in.kernels = &kernels;
+  in.accesses = &accesses;
+  in.tensor_base = pl.address;
+  for (size_t t = 0; t < w.tensors().size(); ++t) {
+    in.tensor_peak_GBps.push_back(pl.regions[pl.region_of[t]].peak_GBps);
+    in.tensor_region.push_back(pl.regions[pl.region_of[t]].name);
+  }
+  ReplayOptions opt;
+  opt.fast = spec.fast;
+  opt.timeline_path = spec.timeline;
+  opt.progress = spec.progress;
+  ReplayOutput out = replay(L.sm, model::TensorCore(L.tc), *L.memory, in, opt);
+
+  R.step_ns = out.step_ns;
+  R.kernels = std::move(out.kernels);
+  R.roofline_ns = critical_path_roofline(kernels, R.kernels);
+  L.memory->report(R.components, "");
+
+  const double new_tokens = L.have_shape ? double(spec.step.batch) * spec.step.new_tokens()
+                                         : td.metadata.value("tokens", 1.0);
+  R.metric("step_time", R.step_ns / 1e3, "us");
+  R.metric("roofline_time", R.roofline_ns / 1e3, "us");
+  R.metric("tokens_per_second", new_tokens / (R.step_ns * 1e-9), "tokens/s");
+  R.metric("bytes_read", double(out.bytes_read), "bytes");
+  R.metric("bytes_written", double(out.bytes_written), "bytes");
+  R.metric("requests", double(out.requests), "count");
+  R.metric("sm_utilisation", out.sm_busy_fraction, "fraction");
+  R.metric("tensor_utilisation", out.tensor_busy_fraction, "fraction");
+  for (TensorClass c : {TensorClass::weights, TensorClass::kv_cache, TensorClass::indexer_cache,
+                        TensorClass::linear_state, TensorClass::activations})
+    R.metric(std::string("footprint_") + trace::to_string(c), double(w.bytes_of(c)), "bytes");
+  for (size_t r = 0; r < pl.regions.size(); ++r)
+    R.metric("placed_" + pl.regions[r].name, double(pl.used_bytes[r]), "bytes");
+  R.metric("fragmentation", pl.fragmentation, "fraction");
+  R.metric("spilled_tensors", double(pl.spilled.size()), "count");
+
+  // The seeds' monitoring figures and which thresholds trip.
+  double first_io_ns = -1;
+  for (const auto& k : R.kernels)
+    if (k.kind == "indexer_score") {
+      first_io_ns = k.duration_ns();
+      break;
+    }
+  const double l2_hit = R.components.get("l2", "hit_rate", -1);
+  const double sram_hit = R.components.get("sram", "hit_rate", -1);
+  if (first_io_ns >= 0) R.metric("first_layer_io", first_io_ns / 1e3, "us");
+  if (l2_hit >= 0) R.metric("l2_hit_rate", l2_hit, "fraction");
+  if (sram_hit >= 0) R.metric("sram_hit_rate", sram_hit, "fraction");
+  nlohmann::json tripped = nlohmann::json::array();
+  if (first_io_ns / 1e3 > L.monitoring["first_layer_io_max_us"].get<double>()) tripped.push_back("first_layer_io");
+  if (sram_hit >= 0 && sram_hit < L.monitoring["hit_rate_min"].get<double>()) tripped.push_back("sram_hit_rate");
+  if (out.sm_busy_fraction < L.monitoring["utilisation_min"].get<double>()) tripped.push_back("sm_utilisation");
+  if (pl.fragmentation > L.monitoring["fragmentation_max"].get<double>()) tripped.push_back("fragmentation_fallback");
+  R.metric("thresholds_tripped", double(tripped.size()), "count");
+  R.techniques["report"] = report;
+  R.techniques["thresholds_tripped"] = tripped;
+  R.techniques["spilled"] = pl.spilled;
+
+  R.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return R;
+}
+
+}  // namespace indexsim::sim

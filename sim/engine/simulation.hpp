@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// One run, end to end: configs → workload DAG (emulated or from a trace) → technique transforms →
+// placement → replay on the hardware models → RunResult. Everything a run needs is in RunSpec, and
+// everything it read is in RunResult::config, whose hash is the run key.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/engine/run_result.hpp"
+#include "traces/generators/emulate.hpp"
+
+namespace indexsim::sim {
+
+struct RunSpec {
+  std::string hardware;                 // name (configs/hardware/NAME.yaml) or path
+  std::string workload;                 // name or path; unused when `trace` is given
+  std::string techniques = "baseline";  // name (configs/techniques/NAME.yaml) or path
+  std::string trace;                    // replay this .itr file instead of emulating
+  const trace::TraceData* trace_data = nullptr;  // or replay this in-memory trace (benchmarks)
+  trace::StepParams step;
+  std::vector<std::string> sets;        // "hardware.a.b=v", "workload.…", "techniques.…"
+  bool fast = false;                    // coarse requests for contiguous runs
+  std::string timeline;                 // Perfetto JSON output path, empty = none
+  std::function<void(double)> progress;
+};
+
+// Resolves every config without running (sweeps use it to find runs already done).
+nlohmann::json resolve(const RunSpec& spec);
+RunResult simulate(const RunSpec& spec);
+
+// Splits "hardware.a.b=v" into the document it targets ("hardware") and the rest ("a.b=v");
+// std::invalid_argument for an unknown prefix.
+std::pair<std::string, std::string> split_set(const std::string& assignment);
+
+}  // namespace indexsim::sim

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/placement/placement.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <stdexcept>
+
+namespace indexsim::sim {
+
+using config::Rule;
+using trace::TensorClass;
+
+PlacementPolicy PlacementPolicy::load(const config::Node& n) {
+  PlacementPolicy p;
+  const std::vector<std::string> strategies = {"performance", "balanced", "conservative"};
+  p.hbm_alloc_strategy = n.opt<std::string>("hbm_alloc_strategy", "performance", Rule::choice(strategies));
+  p.cxl_enabled = n.opt<bool>("cxl_enabled", false);
+  p.npu_cache_policy = n.opt<std::string>("npu_cache_policy", "lru", Rule::choice({"lru", "fifo", "scratchpad"}));
+  p.page_bytes = n.opt<uint64_t>("page_bytes", 2u << 20, Rule::power_of_two());
+  // The seeds' environment variables win over the file (and the run records that they did).
+  if (const char* e = std::getenv("HBM_ALLOC_STRATEGY")) {
+    if (std::find(strategies.begin(), strategies.end(), e) == strategies.end())
+      throw config::ConfigError("environment", "HBM_ALLOC_STRATEGY", e, Rule::choice(strategies).describe());
+    p.hbm_alloc_strategy = e;
+    p.env_overrides.push_back("HBM_ALLOC_STRATEGY");
+  }
+  if (const char* e = std::getenv("CXL_ENABLED")) {
+    const std::string v = e;
+    if (v == "true" || v == "1") p.cxl_enabled = true;
+    else if (v == "false" || v == "0") p.cxl_enabled = false;
+    else throw config::ConfigError("environment", "CXL_ENABLED", v, "must be true, false, 1 or 0");
+    p.env_overrides.push_back("CXL_ENABLED");
+  }
+  if (const char* e = std::getenv("NPU_CACHE_POLICY")) {
+    const std::string v = e;
+    if (v != "lru" && v != "fifo" && v != "scratchpad")
+      throw config::ConfigError("environment", "NPU_CACHE_POLICY", v, "must be one of {lru, fifo, scratchpad}");
+    p.npu_cache_policy = v;
+    p.env_overrides.push_back("NPU_CACHE_POLICY");
+  }
+  auto table = n.child("strategies");
+  for (const auto& s : strategies) {
+    const double f = table.child(s).req<double>("hbm_budget_fraction", Rule::range(0.05, 1.0));
+    if (s == p.hbm_alloc_strategy) p.hbm_budget_fraction = f;
+  }
+  return p;
+}
+
+namespace {
+// Bytes read per byte stored in one step, highest first: what most deserves the fastest memory.
+int priority(TensorClass c) {
+  switch (c) {
+    case TensorClass::activations: return 0;
+    case TensorClass::topk_indices: return 1;
+    case TensorClass::scratch: return 2;
+    case TensorClass::weights: return 3;
+    case TensorClass::indexer_cache: return 4;   // scanned whole every step
+    case TensorClass::linear_state: return 5;
+    case TensorClass::kv_cache: return 6;        // only the top-k rows are gathered
+  }
+  return 7;
+}
+}  // namespace
+
+uint64_t Placement::bytes_in(const std::string& region, const std::vector<trace::TensorRecord>& tensors,
+                             TensorClass cls) const {
+  uint64_t s = 0;
+  for (const auto& t : tensors)
+    if (t.cls == cls && regions[region_of[t.id]].name == region) s += t.bytes;
+  return s;
+}
+
+Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vector<RegionInfo>& regions,
+                const PlacementPolicy& policy) {
+  Placement pl;
+  pl.regions = regions;
+  pl.region_of.assign(tensors.size(), 0);
+  pl.address.assign(tensors.size(), 0);
+  pl.used_bytes.assign(regions.size(), 0);
+  pl.allocated_bytes.assign(regions.size(), 0);
+  auto index = [&](const std::string& name) -> int {
+    for (size_t i = 0; i < regions.size(); ++i)
+      if (regions[i].name == name) return int(i);
+    return -1;
+  };
+  const int hbm = index("hbm");
+  const int cxl = policy.cxl_enabled ? index("cxl") : -1;
+  if (hbm < 0) throw std::runtime_error("placement: the hardware has no 'hbm' region");
+  if (policy.cxl_enabled && index("cxl") < 0)
+    throw std::runtime_error("placement: cxl_enabled is true but the hardware has no 'cxl' region");
+
+  std::vector<uint64_t> budget(regions.size());
+  for (size_t i = 0; i < regions.size(); ++i) budget[i] = regions[i].capacity_bytes;
+  budget[hbm] = uint64_t(double(regions[hbm].capacity_bytes) * policy.hbm_budget_fraction);
+
+  auto pages = [&](uint64_t bytes) { return (bytes + policy.page_bytes - 1) / policy.page_bytes * policy.page_bytes; };
+  auto put = [&](const trace::TensorRecord& t, int r) {
+    const uint64_t a = pages(std::max<uint64_t>(t.bytes, 1));
+    pl.region_of[t.id] = uint32_t(r);
+    pl.address[t.id] = regions[r].base + pl.allocated_bytes[r];
+    pl.allocated_bytes[r] += a;
+    pl.used_bytes[r] += t.bytes;
+  };
+  auto fits = [&](const trace::TensorRecord& t, int r) {
+    return r >= 0 && pl.allocated_bytes[r] + pages(std::max<uint64_t>(t.bytes, 1)) <= budget[r];
+  };
+
+  std::vector<uint32_t> order(tensors.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return priority(tensors[a].cls) < priority(tensors[b].cls); });
+  // Pins first: a technique asked for this placement explicitly.
+  std::vector<bool> done(tensors.size(), false);
+  for (uint32_t id : order) {
+    auto it = policy.pins.find(tensors[id].name);
+    if (it == policy.pins.end()) continue;
+    const int r = index(it->second);
+    if (r < 0) throw std::runtime_error("placement: tensor " + tensors[id].name + " is pinned to region '" +
+                                        it->second + "', which the hardware does not have");
+    if (!fits(tensors[id], r)) {
+      pl.spilled.push_back(tensors[id].name);  // falls back to the normal order below
+      continue;
+    }
+    put(tensors[id], r);
+    done[id] = true;
+  }
+  for (uint32_t id : order) {
+    if (done[id]) continue;
+    const auto& t = tensors[id];
+    if (fits(t, hbm)) {
+      put(t, hbm);
+    } else if (fits(t, cxl)) {
+      put(t, cxl);
+      pl.spilled.push_back(t.name);
+    } else {
+      throw std::runtime_error("placement: tensor " + t.name + " (" + std::to_string(t.bytes) +
+                               " B) does not fit: HBM budget " + std::to_string(budget[hbm]) + " B (" +
+                               policy.hbm_alloc_strategy + "), " + std::to_string(pl.allocated_bytes[hbm]) +
+                               " B already allocated" + (cxl >= 0 ? ", and the CXL pool is full" : ", CXL disabled"));
+    }
+  }
+  const double alloc = double(std::accumulate(pl.allocated_bytes.begin(), pl.allocated_bytes.end(), uint64_t(0)));
+  const double used = double(std::accumulate(pl.used_bytes.begin(), pl.used_bytes.end(), uint64_t(0)));
+  pl.fragmentation = alloc > 0 ? (alloc - used) / alloc : 0;
+  return pl;
+}
+
+}  // namespace indexsim::sim

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where each tensor of a step lives: HBM, the CXL pool, NPU SRAM or flash (HBF).
+//
+// Tensors are placed in priority order (the bytes read per byte stored, highest first: activations,
+// weights, indexer caches, linear state, KV caches) into HBM up to the strategy's budget (a share of
+// HBM capacity), then spilled to the CXL pool when it is enabled. Pins (e.g. IndexShare's first-layer
+// index cache in SRAM) are honoured first. Each region is carved into pages; fragmentation is the
+// share of allocated bytes that no tensor uses (page rounding), the seeds' "memory fragmentation".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/config/params.hpp"
+#include "traces/records.hpp"
+
+namespace indexsim::sim {
+
+struct RegionInfo {
+  std::string name;
+  uint64_t base = 0;
+  uint64_t capacity_bytes = 0;
+  double peak_GBps = 0;
+};
+
+struct PlacementPolicy {
+  std::string hbm_alloc_strategy = "performance";  // performance | balanced | conservative
+  bool cxl_enabled = false;
+  std::string npu_cache_policy = "lru";            // lru | fifo | scratchpad
+  double hbm_budget_fraction = 1.0;                // from the strategy table of the config
+  uint64_t page_bytes = 2u << 20;
+  std::map<std::string, std::string> pins;         // tensor name → region
+  std::vector<std::string> env_overrides;          // which environment variables changed the policy
+
+  // Reads `placement:` (strategies table included) and applies HBM_ALLOC_STRATEGY, CXL_ENABLED and
+  // NPU_CACHE_POLICY from the environment, which win over the file.
+  static PlacementPolicy load(const config::Node& placement);
+};
+
+struct Placement {
+  std::vector<uint32_t> region_of;      // per tensor id: index into regions
+  std::vector<uint64_t> address;        // per tensor id: physical base address
+  std::vector<RegionInfo> regions;
+  std::vector<uint64_t> used_bytes;     // per region: requested bytes placed there
+  std::vector<uint64_t> allocated_bytes;
+  double fragmentation = 0;             // (allocated - used) / allocated, all regions
+  std::vector<std::string> spilled;     // tensors that did not fit their preferred region
+  uint64_t bytes_in(const std::string& region, const std::vector<trace::TensorRecord>& tensors,
+                    trace::TensorClass cls) const;
+};
+
+// Throws std::runtime_error naming the tensor, its size and the space left when nothing fits.
+Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vector<RegionInfo>& regions,
+                const PlacementPolicy& policy);
+
+}  // namespace indexsim::sim

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/store/store.hpp"
+
+#include <sqlite3.h>
+
+#include <ctime>
+#include <stdexcept>
+
+namespace indexsim::sim {
+
+namespace {
+const char* kSchema = R"(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+  key TEXT PRIMARY KEY, config TEXT NOT NULL, hardware TEXT, workload TEXT, techniques TEXT,
+  seed INTEGER, code_version TEXT, wall_s REAL, status TEXT NOT NULL, error TEXT,
+  step_ns REAL, roofline_ns REAL, created_at TEXT);
+CREATE TABLE IF NOT EXISTS metrics (
+  run TEXT NOT NULL REFERENCES runs(key), name TEXT NOT NULL, value REAL, unit TEXT,
+  PRIMARY KEY (run, name));
+CREATE TABLE IF NOT EXISTS kernels (
+  run TEXT NOT NULL REFERENCES runs(key), id INTEGER NOT NULL, layer INTEGER, name TEXT, kind TEXT,
+  stream INTEGER, start_ns REAL, end_ns REAL, bytes_read INTEGER, bytes_written INTEGER, flops REAL,
+  roofline_ns REAL, bound TEXT, measured_ns REAL, PRIMARY KEY (run, id));
+CREATE TABLE IF NOT EXISTS components (
+  run TEXT NOT NULL REFERENCES runs(key), unit TEXT NOT NULL, statistic TEXT NOT NULL, value REAL,
+  unit_of_measure TEXT, PRIMARY KEY (run, unit, statistic));
+)";
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
+      throw std::runtime_error(std::string("sqlite prepare: ") + sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(s_, i, v);
+    return *this;
+  }
+  Stmt& bind_int(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  bool step() {
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) throw std::runtime_error(std::string("sqlite step: ") + sqlite3_errmsg(db_));
+    return false;
+  }
+  void reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  std::string text(int c) const {
+    auto p = sqlite3_column_text(s_, c);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+}  // namespace
+
+Store::Store(const std::string& path) : path_(path) {
+  if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK)
+    throw std::runtime_error("cannot open results database " + path + ": " + sqlite3_errmsg(db_));
+  sqlite3_busy_timeout(db_, 60000);  // sweep workers share the file: wait for each other's transactions
+  exec("PRAGMA journal_mode=WAL;");
+  exec("PRAGMA synchronous=NORMAL;");
+  exec("BEGIN IMMEDIATE;");
+  try {
+    exec(kSchema);
+    Stmt q(db_, "SELECT value FROM meta WHERE key='schema_version'");
+    if (q.step()) {
+      const int v = std::stoi(q.text(0));
+      if (v != kSchemaVersion)
+        throw std::runtime_error("results database " + path + " has schema version " + std::to_string(v) +
+                                 "; this build reads version " + std::to_string(kSchemaVersion));
+    } else {
+      exec("INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "')");
+      exec("INSERT INTO meta VALUES ('created_by', 'indexsim')");
+    }
+    exec("COMMIT;");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Store::~Store() {
+  if (db_) sqlite3_close(db_);
+}
+
+void Store::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown";
+    sqlite3_free(err);
+    throw std::runtime_error("results database " + path_ + ": " + msg);
+  }
+}
+
+void Store::put(const RunResult& r) {
+  exec("BEGIN IMMEDIATE;");
+  try {
+    for (const char* t : {"metrics", "kernels", "components"}) {
+      Stmt d(db_, (std::string("DELETE FROM ") + t + " WHERE run=?").c_str());
+      d.bind(1, r.key).step();
+    }
+    {
+      Stmt d(db_, "DELETE FROM runs WHERE key=?");
+      d.bind(1, r.key).step();
+    }
+    char when[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    Stmt ins(db_, "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, r.key).bind(2, r.config.dump()).bind(3, r.hardware).bind(4, r.workload).bind(5, r.techniques.dump());
+    ins.bind_int(6, int64_t(r.seed)).bind(7, r.code_version).bind(8, r.wall_s).bind(9, r.status).bind(10, r.error);
+    ins.bind(11, r.step_ns).bind(12, r.roofline_ns).bind(13, std::string(when));
+    ins.step();
+    Stmt m(db_, "INSERT INTO metrics VALUES (?,?,?,?)");
+    for (const auto& x : r.metrics) {
+      m.bind(1, r.key).bind(2, x.name).bind(3, x.value).bind(4, x.unit);
+      m.step();
+      m.reset();
+    }
+    Stmt k(db_, "INSERT INTO kernels VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& x : r.kernels) {
+      k.bind(1, r.key).bind_int(2, x.id).bind_int(3, x.layer).bind(4, x.name).bind(5, x.kind).bind_int(6, x.stream);
+      k.bind(7, x.start_ns).bind(8, x.end_ns).bind_int(9, int64_t(x.bytes_read)).bind_int(10, int64_t(x.bytes_written));
+      k.bind(11, x.flops).bind(12, x.roofline_ns).bind(13, x.bound).bind(14, x.measured_ns);
+      k.step();
+      k.reset();
+    }
+    Stmt c(db_, "INSERT OR REPLACE INTO components VALUES (?,?,?,?,?)");
+    for (const auto& x : r.components.rows()) {
+      c.bind(1, r.key).bind(2, x.unit_name).bind(3, x.statistic).bind(4, x.value).bind(5, x.unit);
+      c.step();
+      c.reset();
+    }
+    exec("COMMIT;");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+bool Store::has_ok(const std::string& key) const {
+  Stmt q(db_, "SELECT 1 FROM runs WHERE key=? AND status='ok'");
+  q.bind(1, key);
+  return q.step();
+}
+
+std::vector<std::string> Store::keys(const std::string& status) const {
+  Stmt q(db_, status.empty() ? "SELECT key FROM runs ORDER BY key" : "SELECT key FROM runs WHERE status=? ORDER BY key");
+  if (!status.empty()) q.bind(1, status);
+  std::vector<std::string> out;
+  while (q.step()) out.push_back(q.text(0));
+  return out;
+}
+
+size_t Store::merge_from(const std::string& other) {
+  Store check(other);  // validates the other file's schema version
+  const size_t before = keys().size();
+  Stmt a(db_, "ATTACH DATABASE ? AS shard");
+  a.bind(1, other).step();
+  try {
+    exec("BEGIN IMMEDIATE;");
+    // A run already here with status ok wins; a failed one is replaced by the shard's.
+    exec("DELETE FROM metrics WHERE run IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
+    exec("DELETE FROM kernels WHERE run IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
+    exec("DELETE FROM components WHERE run IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
+    exec("DELETE FROM runs WHERE key IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
+    exec("INSERT INTO runs SELECT * FROM shard.runs WHERE key NOT IN (SELECT key FROM runs);");
+    exec("INSERT OR IGNORE INTO metrics SELECT * FROM shard.metrics;");
+    exec("INSERT OR IGNORE INTO kernels SELECT * FROM shard.kernels;");
+    exec("INSERT OR IGNORE INTO components SELECT * FROM shard.components;");
+    exec("COMMIT;");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    exec("DETACH DATABASE shard;");
+    throw;
+  }
+  exec("DETACH DATABASE shard;");
+  return keys().size() - before;
+}
+
+}  // namespace indexsim::sim

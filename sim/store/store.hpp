@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// The results store: one SQLite file per study. A run is keyed by the hash of its resolved
+// configuration and written in one transaction, so a run is either wholly there or absent, and a
+// sweep that is killed resumes by skipping the keys already stored with status 'ok'.
+// Schema (version 1; see docs/results-schema.md):
+//   meta(key, value)                       schema_version, created_by
+//   runs(key, config, hardware, workload, techniques, seed, code_version, wall_s, status, error,
+//        step_ns, roofline_ns, created_at)
+//   metrics(run, name, value, unit)
+//   kernels(run, id, layer, name, kind, stream, start_ns, end_ns, bytes_read, bytes_written, flops,
+//           roofline_ns, bound, measured_ns)
+//   components(run, unit, statistic, value, unit_of_measure)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/engine/run_result.hpp"
+
+struct sqlite3;
+
+namespace indexsim::sim {
+
+constexpr int kSchemaVersion = 1;
+
+class Store {
+ public:
+  explicit Store(const std::string& path);  // creates or opens; checks the schema version
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  void put(const RunResult& r);                       // replaces any earlier row set of r.key
+  bool has_ok(const std::string& key) const;          // a complete, successful run is stored
+  std::vector<std::string> keys(const std::string& status = "") const;
+  // Copies every run of `other` that this store lacks (shard merge); returns how many.
+  size_t merge_from(const std::string& other_path);
+  void exec(const std::string& sql);
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace indexsim::sim

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// Indexer-cache techniques. Each lives in its own file, reads its own section of the techniques
+// config (`index_share:`, `index_pool:`, `dim_prune:`, `quantize:`), and acts at two points:
+//  - reshape(): what the stored data looks like (bytes per indexer entry, entries per token, which
+//    layers keep an indexer cache). An emulated trace is generated from the reshaped model, so its
+//    scans and footprints are exact to the byte.
+//  - transform(): the kernel DAG: kernels a technique adds (the pooling gate, the PCA projection,
+//    hash lookups), kernels it moves to another stream (overlap) and dependences it adds or removes,
+//    and tensors it pins to a region (first-layer SRAM).
+// Techniques compose in a fixed pipeline order (see techniques.cpp) and record what they did.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/params.hpp"
+#include "sim/config/registry.hpp"
+#include "sim/placement/placement.hpp"
+#include "sim/workload/workload.hpp"
+#include "traces/generators/model_shape.hpp"
+
+namespace indexsim::sim {
+
+struct TechniqueContext {
+  const trace::ModelShape* shape = nullptr;  // null when replaying a captured trace
+  PlacementPolicy* placement = nullptr;
+  nlohmann::json* report = nullptr;          // what the technique did, stored with the run
+};
+
+class Technique {
+ public:
+  virtual ~Technique() = default;
+  virtual void reshape(trace::ModelShape& shape) const {}
+  virtual void transform(Workload& w, TechniqueContext& ctx) const {}
+};
+
+// Built from the technique's config section; returns nullptr when the section says enabled: false.
+using TechniqueRegistry = config::Registry<Technique, const config::Node&>;
+
+}  // namespace indexsim::sim
