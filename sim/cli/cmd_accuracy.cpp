@@ -82,13 +82,13 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
   std::printf("# %s: %d layers x %lld tokens x %d dims, %d queries per layer, score %s; means over layers\n",
               random ? ("Gaussian vectors, seed " + std::to_string(seed)).c_str() : dir.c_str(), v.layers,
               static_cast<long long>(v.tokens), v.dim, v.queries, score.c_str());
-  std::printf("%-9s %-36s %6s %8s %8s %8s", "technique", "parameters", "dims", "B/token", "key_cos", "score_cos");
+  std::printf("%-9s %-44s %6s %8s %8s %8s", "technique", "parameters", "dims", "B/token", "key_cos", "score_cos");
   for (int k : opt.ks) std::printf(" %9s", ("R@" + std::to_string(k)).c_str());
   std::printf("\n");
   for (const CaseResult& r : results) {
     char dims[16] = "-";
     if (r.kept_dims > 0) std::snprintf(dims, sizeof dims, "%.1f", r.kept_dims);
-    std::printf("%-9s %-36s %6s %8.1f %8.4f %9.4f", r.technique.c_str(), r.params.c_str(), dims, r.bytes_per_token,
+    std::printf("%-9s %-44s %6s %8.1f %8.4f %9.4f", r.technique.c_str(), r.params.c_str(), dims, r.bytes_per_token,
                 r.key_cos, r.score_cos);
     for (double x : r.recall) std::printf(" %9.4f", x);
     std::printf("\n");

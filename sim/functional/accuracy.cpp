@@ -44,7 +44,7 @@ std::string Case::technique() const {
 
 std::string Case::params() const {
   switch (kind) {
-    case Kind::exact: return "fp16 keys as captured";
+    case Kind::exact: return "keys as given";
     case Kind::pool: return describe(pool);
     case Kind::prune: return describe(prune);
     case Kind::quantize: return name(format);

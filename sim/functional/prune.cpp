@@ -109,7 +109,10 @@ Stored prune_keys(const PruneFit& fit, const PruneSpec& spec) {
 
   Stored s = Stored::per_token(std::move(rec), fit.tokens, fit.dim);
   s.stored_values = double(n) * double(m);
-  s.extra_bytes = double(d * m + d) * s.bytes_per_value;  // the basis and the mean, once per layer
+  // Once per layer: the mean, and for a PCA basis its kept axes (a coordinate choice is only indices,
+  // and the Hadamard matrix is implied by the dimension).
+  const bool pca = fit.basis == PruneBasis::pca || fit.basis == PruneBasis::hadamard_pca;
+  s.extra_bytes = double((pca ? d * m : 0) + d) * s.bytes_per_value;
   s.kept_dims = kept;
   return s;
 }
