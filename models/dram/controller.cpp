@@ -16,6 +16,7 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
     : p_(&p), index_(index), checker_(checker) {
   banks_.resize(p.banks_per_pc());
   groups_.resize(p.groups_per_pc());
+  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_.push_back(static_cast<uint8_t>(b / p.banks_per_group));
   for (auto& dir : q_) dir.resize(p.banks_per_pc());
   // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
   // refresh never stalls the whole device at once.
@@ -110,7 +111,7 @@ void Controller::replan() {
     if (per_bank_ref && b == ref_bank_) continue;
     const Bank& bk = banks_[b];
     const auto& q = q_[w][b];
-    const Group& g = groups_[b / p_->banks_per_group];
+    const Group& g = groups_[group_of_[b]];
     if (bk.open_row != kClosed) {
       uint32_t hit = 0;
       while (hit < q.size() && int64_t(q[hit].row) != bk.open_row) ++hit;
@@ -204,7 +205,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
       const int w = write_mode_ ? 1 : 0;
       Entry& e = q_[w][pl.bank][pl.index];
       Bank& b = banks_[pl.bank];
-      Group& g = groups_[pl.bank / p_->banks_per_group];
+      Group& g = groups_[group_of_[pl.bank]];
       b.open_row = e.row;
       if (!e.started) e.cls = b.closed_for_conflict ? 2 : 1;
       b.closed_for_conflict = false;
@@ -226,7 +227,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
       auto& q = q_[w][pl.bank];
       Entry& e = q[pl.index];
       Bank& b = banks_[pl.bank];
-      Group& g = groups_[pl.bank / p_->banks_per_group];
+      Group& g = groups_[group_of_[pl.bank]];
       if (!e.started) {
         e.started = true;
         (e.cls == 0 ? stats_.row_hits : e.cls == 1 ? stats_.row_misses : stats_.row_conflicts)++;

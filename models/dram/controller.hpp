@@ -104,6 +104,7 @@ class Controller {
   TimingChecker* checker_;
   std::vector<Bank> banks_;
   std::vector<Group> groups_;
+  std::vector<uint8_t> group_of_;   // bank -> bank group (saves a division on the hot path)
   std::array<std::vector<std::vector<Entry>>, 2> q_;   // [write][bank], oldest first
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
   std::array<uint32_t, 2> count_{0, 0};

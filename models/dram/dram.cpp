@@ -13,9 +13,6 @@ namespace {
 constexpr size_t kLatencyBuckets = 16384;   // 1 ns each: covers 16 us before the tail bucket
 constexpr uint32_t kNoParent = ~uint32_t(0);
 
-bool heap_later(const std::pair<Cycle, uint32_t>& a, const std::pair<Cycle, uint32_t>& b) {
-  return a > b;   // min-heap on (clock, pseudo-channel): ties resolve by index, deterministically
-}
 
 }  // namespace
 
@@ -28,6 +25,7 @@ DramDevice::DramDevice(DramParams p)
   const uint32_t n = p_.pseudo_channels();
   ctrls_.reserve(n);
   for (uint32_t i = 0; i < n; ++i) ctrls_.emplace_back(p_, i, checker_.get());
+  if (n >= (1u << kPcBits)) throw std::invalid_argument("dram: more than 65535 pseudo-channels");
   heap_at_.assign(n, kNoCycle);
   heap_.reserve(2 * n);
   latency_hist_.assign(kLatencyBuckets, 0);
@@ -38,16 +36,17 @@ void DramDevice::schedule(uint32_t pc) {
   if (t == heap_at_[pc]) return;
   heap_at_[pc] = t;
   if (t == kNoCycle) return;
-  heap_.push_back({t, pc});
-  std::push_heap(heap_.begin(), heap_.end(), heap_later);
+  heap_.push_back(t << kPcBits | pc);
+  std::push_heap(heap_.begin(), heap_.end(), Later());
 }
 
 void DramDevice::process_until(Tick now, bool inclusive) {
   // Commands at exactly `now` wait when a request arrives at `now`: they must see it.
   const Cycle limit = inclusive ? now / period_ps_ : (now + period_ps_ - 1) / period_ps_;
-  while (!heap_.empty() && (inclusive ? heap_.front().first <= limit : heap_.front().first < limit)) {
-    const auto [at, pc] = heap_.front();
-    std::pop_heap(heap_.begin(), heap_.end(), heap_later);
+  while (!heap_.empty() && (inclusive ? (heap_.front() >> kPcBits) <= limit : (heap_.front() >> kPcBits) < limit)) {
+    const Cycle at = heap_.front() >> kPcBits;
+    const auto pc = static_cast<uint32_t>(heap_.front() & ((1u << kPcBits) - 1));
+    std::pop_heap(heap_.begin(), heap_.end(), Later());
     heap_.pop_back();
     if (heap_at_[pc] != at) continue;   // superseded by an earlier plan
     Controller& c = ctrls_[pc];
@@ -125,11 +124,11 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
 }
 
 Tick DramDevice::next_event() const {
-  while (!heap_.empty() && heap_at_[heap_.front().second] != heap_.front().first) {
-    std::pop_heap(heap_.begin(), heap_.end(), heap_later);
+  while (!heap_.empty() && heap_at_[heap_.front() & ((1u << kPcBits) - 1)] != heap_.front() >> kPcBits) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later());
     heap_.pop_back();
   }
-  Tick t = heap_.empty() ? kNever : heap_.front().first * period_ps_;
+  Tick t = heap_.empty() ? kNever : (heap_.front() >> kPcBits) * period_ps_;
   if (!finished_.empty()) t = std::min(t, finished_.front().data_end * period_ps_ + controller_latency_ps_);
   if (!posted_.empty()) t = std::min(t, posted_.front().done);
   return t;

@@ -59,9 +59,13 @@ class DramDevice : public MemoryDevice {
   std::unique_ptr<TimingChecker> checker_;
   std::vector<Controller> ctrls_;
 
-  // Controllers by next command clock; an entry is live while it matches heap_at_[pc].
-  using HeapEntry = std::pair<Cycle, uint32_t>;
-  mutable std::vector<HeapEntry> heap_;
+  // Controllers by next command clock, as one key (clock << 16 | pseudo-channel) so that ties
+  // resolve by index, deterministically; an entry is live while its clock matches heap_at_[pc].
+  struct Later {
+    bool operator()(uint64_t a, uint64_t b) const { return a > b; }
+  };
+  static constexpr uint32_t kPcBits = 16;
+  mutable std::vector<uint64_t> heap_;
   std::vector<Cycle> heap_at_;
 
   std::vector<Parent> parents_;
