@@ -42,6 +42,7 @@ Stored pool_keys(const float* keys, int64_t tokens, int dim, int heads, const Po
   if (spec.ratio < 1) throw std::invalid_argument("pool ratio must be >= 1, got " + std::to_string(spec.ratio));
   if (heads < 1 || dim % heads != 0) throw std::invalid_argument("pool: dim must be a multiple of heads");
   if (spec.recent_full < 0) throw std::invalid_argument("pool: recent_full must be >= 0");
+  const double value_bytes = plain_value_bytes(spec.precision, "pool");
   const int64_t history = std::max<int64_t>(0, tokens - spec.recent_full);
   const float* recent = keys + history * dim;
   const int64_t n_recent = tokens - history;
@@ -52,18 +53,21 @@ Stored pool_keys(const float* keys, int64_t tokens, int dim, int heads, const Po
     std::vector<float> rec(keys, keys + tokens * dim);
     const int groups = (heads + spec.ratio - 1) / spec.ratio;
     for (int64_t t = 0; t < history; ++t) {
-      const std::vector<float> pooled = cpu::gated_pool(keys + t * dim, heads, hd, p);
+      const std::vector<float> raw = cpu::gated_pool(keys + t * dim, heads, hd, p);
+      const std::vector<float> pooled = store_and_load(raw.data(), groups, hd, spec.precision);
       for (int h = 0; h < heads; ++h)
         std::copy_n(pooled.begin() + (h / spec.ratio) * hd, hd, rec.begin() + t * dim + h * hd);
     }
     Stored s = Stored::per_token(std::move(rec), tokens, dim);
     s.stored_values = double(history) * groups * hd + double(n_recent) * dim;
+    s.bytes_per_value = value_bytes;
     return s;
   }
 
   const cpu::PoolParams p = gate_params(spec, dim, stream);
-  const std::vector<float> pooled = cpu::gated_pool(keys, history, dim, p);
   const int64_t groups = (history + spec.ratio - 1) / spec.ratio;
+  const std::vector<float> raw = cpu::gated_pool(keys, history, dim, p);
+  const std::vector<float> pooled = store_and_load(raw.data(), groups, dim, spec.precision);
   Stored s;
   s.dim = dim;
   s.keys = pooled;
@@ -79,6 +83,7 @@ Stored pool_keys(const float* keys, int64_t tokens, int dim, int heads, const Po
   }
   s.begin.push_back(tokens);
   s.stored_values = double(groups + n_recent) * dim;
+  s.bytes_per_value = value_bytes;
   return s;
 }
 
@@ -87,6 +92,7 @@ std::string describe(const PoolSpec& spec) {
                     " " + (spec.gate == cpu::Gate::sigmoid ? "sigmoid" : "softmax") + "/" +
                     (spec.init == GateInit::uniform ? "uniform" : "random");
   if (spec.recent_full > 0) out += " recent_full=" + std::to_string(spec.recent_full);
+  if (spec.precision != Format::fp16) out += std::string(" ") + name(spec.precision);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/cpu/reference.hpp"
+#include "sim/functional/quantize.hpp"
 #include "sim/functional/stored.hpp"
 
 namespace indexsim::sim::functional {
@@ -26,6 +27,7 @@ struct PoolSpec {
   GateInit init = GateInit::uniform;
   uint64_t seed = 1;
   int64_t recent_full = 0;
+  Format precision = Format::fp16;   // of the pooled vectors (fp16 or fp32); recent keys stay as given
 };
 
 // keys: tokens × dim, each row `heads` vectors of dim/heads. `stream` varies the random gate per layer.

@@ -25,10 +25,15 @@ const char* name(PruneBasis b) {
 
 std::string describe(const PruneSpec& spec) {
   std::string out = name(spec.basis);
-  if (spec.keep_dims > 0) return out + " keep " + std::to_string(spec.keep_dims);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, " %g%% var", spec.variance_share * 100);
-  return out + buf;
+  if (spec.keep_dims > 0) {
+    out += " keep " + std::to_string(spec.keep_dims);
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %g%% var", spec.variance_share * 100);
+    out += buf;
+  }
+  if (spec.precision != Format::fp16) out += std::string(" ") + name(spec.precision);
+  return out;
 }
 
 PruneFit fit_prune(const float* keys, int64_t tokens, int dim, PruneBasis basis) {
@@ -100,7 +105,9 @@ Stored prune_keys(const PruneFit& fit, const PruneSpec& spec) {
   std::vector<float> P(d * m), Pt(m * d);
   for (size_t i = 0; i < d; ++i)
     for (size_t j = 0; j < m; ++j) Pt[j * d + i] = P[i * m + j] = float(fit.axes[i * d + j]);
-  const std::vector<float> y = cpu::project(fit.centred.data(), fit.tokens, fit.dim, P.data(), kept);
+  const double value_bytes = plain_value_bytes(spec.precision, "prune");
+  const std::vector<float> y_raw = cpu::project(fit.centred.data(), fit.tokens, fit.dim, P.data(), kept);
+  const std::vector<float> y = store_and_load(y_raw.data(), fit.tokens, kept, spec.precision);
   std::vector<float> rec = cpu::project(y.data(), fit.tokens, kept, Pt.data(), fit.dim);
   for (size_t t = 0; t < n; ++t)
     for (size_t j = 0; j < d; ++j) rec[t * d + j] += float(fit.mean[j]);
@@ -109,6 +116,7 @@ Stored prune_keys(const PruneFit& fit, const PruneSpec& spec) {
 
   Stored s = Stored::per_token(std::move(rec), fit.tokens, fit.dim);
   s.stored_values = double(n) * double(m);
+  s.bytes_per_value = value_bytes;
   // Once per layer: the mean, and for a PCA basis its kept axes (a coordinate choice is only indices,
   // and the Hadamard matrix is implied by the dimension).
   const bool pca = fit.basis == PruneBasis::pca || fit.basis == PruneBasis::hadamard_pca;

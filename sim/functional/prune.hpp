@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/functional/quantize.hpp"
 #include "sim/functional/stored.hpp"
 
 namespace indexsim::sim::functional {
@@ -24,6 +25,7 @@ struct PruneSpec {
   PruneBasis basis = PruneBasis::pca;
   double variance_share = 0.95;   // used when keep_dims == 0
   int keep_dims = 0;
+  Format precision = Format::fp16;   // of the stored coordinates (fp16 or fp32)
 };
 
 // The measured part, shared by every target share and count in one basis: the keys in the basis's

@@ -66,6 +66,12 @@ std::vector<float> store_and_load(const float* x, int64_t rows, int dim, Format 
   throw std::invalid_argument("store_and_load: unknown format");
 }
 
+double plain_value_bytes(Format f, const char* what) {
+  if (f == Format::fp32) return 4;
+  if (f == Format::fp16) return 2;
+  throw std::invalid_argument(std::string(what) + " precision '" + name(f) + "': must be fp16 or fp32");
+}
+
 Stored quantize_keys(const float* keys, int64_t tokens, int dim, Format f) {
   Stored s = Stored::per_token(store_and_load(keys, tokens, dim, f), tokens, dim);
   switch (f) {

@@ -24,6 +24,10 @@ float round_e2m1(float x);
 // Rows stored in `f` and loaded back as float (per-row scale for fp8 and fp4).
 std::vector<float> store_and_load(const float* x, int64_t rows, int dim, Format f);
 
+// Bytes of one value stored as fp32 or fp16, the two precisions pooled and pruned keys may be kept
+// in; anything else throws, naming `what`.
+double plain_value_bytes(Format f, const char* what);
+
 Stored quantize_keys(const float* keys, int64_t tokens, int dim, Format f);
 
 }  // namespace indexsim::sim::functional

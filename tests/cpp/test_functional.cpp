@@ -31,7 +31,7 @@ std::vector<float> repeat_rows(const std::vector<float>& row, int n) {
 TEST(FunctionalPool, FourIdenticalVectorsPoolToThatVectorOnBothAxes) {
   const std::vector<float> v = gaussian(8, 7);
   for (Gate g : {Gate::sigmoid, Gate::softmax}) {
-    const PoolSpec tokens{4, PoolAxis::tokens, g, GateInit::random, 3, 0};
+    const PoolSpec tokens{4, PoolAxis::tokens, g, GateInit::random, 3, 0, Format::fp32};
     const std::vector<float> keys = repeat_rows(v, 4);
     const Stored s = pool_keys(keys.data(), 4, 8, 1, tokens, 0);
     ASSERT_EQ(s.entries(), 1);
@@ -39,7 +39,7 @@ TEST(FunctionalPool, FourIdenticalVectorsPoolToThatVectorOnBothAxes) {
 
     // Along vectors: one token whose 4 vectors (of 2 dims) are all v[0..1].
     const std::vector<float> token = repeat_rows({v[0], v[1]}, 4);
-    const PoolSpec vectors{4, PoolAxis::vectors, g, GateInit::random, 3, 0};
+    const PoolSpec vectors{4, PoolAxis::vectors, g, GateInit::random, 3, 0, Format::fp32};
     const Stored t = pool_keys(token.data(), 1, 8, 4, vectors, 0);
     for (int j = 0; j < 8; ++j) EXPECT_NEAR(t.keys[size_t(j)], token[size_t(j)], 1e-6f);
   }
@@ -80,7 +80,7 @@ TEST(FunctionalPool, RecentWindowStaysUnpooled) {
 // Pooling 4 vectors of a token 2:1 stores 2 vectors per token: half the values.
 TEST(FunctionalPool, VectorsAxisTwoToOneStoresHalfAndSharesEachPairsVector) {
   const std::vector<float> keys = gaussian(3 * 8, 4);  // 3 tokens × 4 vectors × 2 dims
-  const Stored s = pool_keys(keys.data(), 3, 8, 4, {2, PoolAxis::vectors, Gate::sigmoid, GateInit::uniform, 1, 0}, 0);
+  const Stored s = pool_keys(keys.data(), 3, 8, 4, {2, PoolAxis::vectors, Gate::sigmoid, GateInit::uniform, 1, 0, Format::fp32}, 0);
   EXPECT_EQ(s.entries(), 3);
   EXPECT_DOUBLE_EQ(s.stored_values, 3 * 2 * 2);
   for (int t = 0; t < 3; ++t)
@@ -152,7 +152,7 @@ TEST(FunctionalPrune, PcaKeepingAllDimsReconstructsExactly) {
   std::vector<float> keys = gaussian(size_t(n * d), 9);
   for (int t = 0; t < n; ++t) keys[size_t(t * d + 1)] += 3 * keys[size_t(t * d)];  // correlated axes
   for (PruneBasis b : {PruneBasis::pca, PruneBasis::hadamard_pca, PruneBasis::coords, PruneBasis::hadamard_coords}) {
-    const Stored s = prune_keys(keys.data(), n, d, {b, 0, d});
+    const Stored s = prune_keys(keys.data(), n, d, {b, 0, d, Format::fp32});
     EXPECT_EQ(s.kept_dims, d);
     for (size_t i = 0; i < keys.size(); ++i) ASSERT_NEAR(s.keys[i], keys[i], 1e-4f) << name(b);
   }
@@ -169,7 +169,7 @@ TEST(FunctionalPrune, DataOnTwoAxesKeepsTwoDimsAndReconstructsExactly) {
   }
   const Stored s = prune_keys(keys.data(), n, d, {PruneBasis::pca, 0.99, 0});
   EXPECT_LE(s.kept_dims, 2);
-  const Stored c = prune_keys(keys.data(), n, d, {PruneBasis::coords, 1.0, 0});
+  const Stored c = prune_keys(keys.data(), n, d, {PruneBasis::coords, 1.0, 0, Format::fp32});
   EXPECT_EQ(c.kept_dims, 2);
   for (size_t i = 0; i < keys.size(); ++i) ASSERT_NEAR(c.keys[i], keys[i], 1e-5f);
 }
@@ -260,4 +260,25 @@ TEST(FunctionalStudy, SameInputsAndSeedGiveBitIdenticalResults) {
     EXPECT_EQ(a[i].score_cos, b[i].score_cos);
     EXPECT_EQ(a[i].recall, b[i].recall);
   }
+}
+
+// Pooled and pruned values are stored at the configured precision: fp16 rounds them (error ≤ 2^-11
+// relative per stored value) and costs 2 bytes a value, fp32 keeps them and costs 4.
+TEST(FunctionalPrecision, Fp16StorageRoundsPooledValuesAndHalvesTheirBytes) {
+  const std::vector<float> keys = gaussian(8 * 4, 12);
+  const PoolSpec p32{2, PoolAxis::tokens, Gate::sigmoid, GateInit::uniform, 1, 0, Format::fp32};
+  PoolSpec p16 = p32;
+  p16.precision = Format::fp16;
+  const Stored a = pool_keys(keys.data(), 8, 4, 1, p32, 0), b = pool_keys(keys.data(), 8, 4, 1, p16, 0);
+  EXPECT_EQ(a.bytes_per_value, 4);
+  EXPECT_EQ(b.bytes_per_value, 2);
+  bool rounded = false;
+  for (size_t i = 0; i < a.keys.size(); ++i) {
+    EXPECT_LE(std::fabs(b.keys[i] - a.keys[i]), 0x1.0p-11f * std::fabs(a.keys[i]));
+    rounded |= b.keys[i] != a.keys[i];
+  }
+  EXPECT_TRUE(rounded);
+  PoolSpec bad = p32;
+  bad.precision = Format::fp8_e4m3;
+  EXPECT_THROW(pool_keys(keys.data(), 8, 4, 1, bad, 0), std::invalid_argument);
 }
