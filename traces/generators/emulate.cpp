@@ -394,8 +394,9 @@ class StepEmulator {
     const uint64_t H = m_.local_heads(), B = p_.batch, kvb = a.kv_bytes_per_token;
     const uint64_t hg = ceil_div(H, m_.kernels.sparse_attn_heads_per_cta), nq = q_tiles();
     const TopkResult& src = topk_.at(l.topk_source);
-    std::vector<uint32_t> deps;
-    if (l.topk_source != L) deps.push_back(src.kernel);  // a shared layer reuses an earlier layer's top-k
+    // The data dependency on the top-k is explicit even where stream order implies it, so that a
+    // transform moving kernels to other streams keeps it; a shared layer names an earlier layer's.
+    std::vector<uint32_t> deps{src.kernel};
     // Grid (queries, sequences, head groups): CTA (t, s, g) is linear index (g·B + s)·T + t.
     const uint32_t id = b_.kernel(lname(L, "sparse_attn"), "sparse_attn", L, {T_, B, hg}, m_.kernels.sparse_attn, deps);
     const uint64_t kt = m_.indexer.topk / m_.indexer.pool_tokens;
