@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <systemc>
+
 #include "models/dram/closed_loop.hpp"
 #include "models/dram/dram.hpp"
 #include "sim/config/params.hpp"
@@ -43,4 +45,11 @@ void BM_H200RandomReads(benchmark::State& state) { run(state, indexsim::model::d
 
 BENCHMARK(BM_H200StreamingReads)->Arg(1000000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_H200RandomReads)->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK_MAIN();
+// The models library links SystemC, whose main() calls sc_main: Google Benchmark runs from there.
+int sc_main(int argc, char* argv[]) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -67,12 +67,30 @@ void Controller::catch_up_idle(Cycle now) {
 }
 
 void Controller::enqueue(const Chunk& c, Cycle now) {
-  if (queued() == 0) catch_up_idle(now);
+  const bool was_idle = queued() == 0;
+  if (was_idle) catch_up_idle(now);
   cur_ = std::max(cur_, now);
   const int w = c.write ? 1 : 0;
-  q_[w][c.bank].push_back({seq_++, c.parent, c.row, c.bursts, 0, false});
+  auto& q = q_[w][c.bank];
+  // The youngest entry changes the plan only if it is its bank's first entry or first row hit,
+  // or if it moves the read/write mode: otherwise skip the replan (the common case in a stream).
+  bool same_plan = !was_idle && !ref_pending_ && !q.empty();
+  if (same_plan && w == (write_mode_ ? 1 : 0)) {
+    const int64_t open = banks_[c.bank].open_row;
+    if (open != kClosed && int64_t(c.row) == open) {
+      bool older_hit = false;
+      for (const Entry& e : q) older_hit = older_hit || int64_t(e.row) == open;
+      same_plan = older_hit;
+    }
+  }
+  q.push_back({seq_++, c.parent, c.row, c.bursts, 0, false});
   mask_[w] |= uint64_t(1) << c.bank;
   ++count_[w];
+  if (same_plan) {
+    const bool switch_to_write = !write_mode_ && count_[1] >= p_->write_high_watermark;
+    const bool switch_to_read = write_mode_ && count_[1] <= p_->write_low_watermark && count_[0] > 0;
+    if (!switch_to_write && !switch_to_read) return;
+  }
   replan();
 }
 

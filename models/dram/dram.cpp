@@ -27,6 +27,7 @@ DramDevice::DramDevice(DramParams p)
   for (uint32_t i = 0; i < n; ++i) ctrls_.emplace_back(p_, i, checker_.get());
   if (n >= (1u << kPcBits)) throw std::invalid_argument("dram: more than 65535 pseudo-channels");
   heap_at_.assign(n, kNoCycle);
+  need_.assign(n, 0);
   heap_.reserve(2 * n);
   latency_hist_.assign(kLatencyBuckets, 0);
 }
@@ -90,15 +91,17 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
     a = e;
   }
   // All or nothing: every pseudo-channel touched must have room for its chunks.
-  for (size_t i = 0; i < pieces_.size(); ++i) {
-    uint32_t need = 0;
-    bool first = true;
-    for (size_t j = 0; j < pieces_.size(); ++j) {
-      if (pieces_[j].pc != pieces_[i].pc) continue;
-      if (j < i) { first = false; break; }
-      ++need;
+  if (pieces_.size() == 1) {
+    if (!ctrls_[pieces_[0].pc].can_accept(req.write, 1)) {
+      ++rejected_;
+      return false;
     }
-    if (first && !ctrls_[pieces_[i].pc].can_accept(req.write, need)) {
+  } else {
+    for (const Piece& pc : pieces_) ++need_[pc.pc];
+    bool room = true;
+    for (const Piece& pc : pieces_) room = room && ctrls_[pc.pc].can_accept(req.write, need_[pc.pc]);
+    for (const Piece& pc : pieces_) need_[pc.pc] = 0;
+    if (!room) {
       ++rejected_;
       return false;
     }

@@ -76,6 +76,7 @@ class DramDevice : public MemoryDevice {
   std::vector<ChunkDone> step_out_;
   struct Piece { uint32_t pc; Chunk chunk; };
   std::vector<Piece> pieces_;
+  std::vector<uint32_t> need_;            // chunks per pseudo-channel of the request being split
 
   // Statistics.
   uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, rejected_ = 0;

@@ -309,3 +309,48 @@ TEST(DramTiming, SameSeedGivesIdenticalStatistics) {
   EXPECT_EQ(run(42), run(42));
   EXPECT_NE(run(42), run(43));
 }
+
+TEST(DramTiming, ARequestSpanningTwoChannelsCompletesWithItsLastByte) {
+  auto d = load_hbm("h200", kQuiet);
+  const auto& T = d->params().t;
+  const Tick P = d->params().clock_period_ps;
+  const uint32_t block = d->address_map().interleave_bytes();   // 256 B: 8 bursts per channel
+  ASSERT_NE(d->address_map().decode(0).pc, d->address_map().decode(block).pc);
+  // Both halves run in parallel on closed banks: ACT, tRCD, then 8 RDs of one bank group tCCD_L
+  // apart; the last burst ends tCL + burst after the last RD.
+  const uint64_t n = block / d->params().burst_bytes();
+  EXPECT_EQ(latency_of(*d, rd(1, 0, 2 * block), 0), (T.tRCD + (n - 1) * T.tCCD_L + T.tCL + T.burst) * P);
+  EXPECT_EQ(d->totals().read_bursts, 2 * n);
+  expect_no_violations(*d);
+}
+
+TEST(DramTiming, WritesWaitBelowTheHighWatermarkAndDrainDownToTheLowOne) {
+  auto d = load_hbm("h200", kQuiet);
+  const uint32_t hi = d->params().write_high_watermark, lo = d->params().write_low_watermark;
+  // One open row of pseudo-channel 0 takes all traffic, so only the drain policy orders it.
+  auto one_pc = [&](uint64_t i) { return (i * 32) % 256; };
+  auto run = [&](uint32_t writes) {
+    auto e = load_hbm("h200", kQuiet);
+    latency_of(*e, rd(0, 0), 0);                         // opens the row
+    const Tick t = 1000 * e->params().clock_period_ps;
+    // Reads first: with reads waiting, writes are held until the high watermark.
+    for (uint32_t i = 0; i < 8; ++i) EXPECT_TRUE(e->try_enqueue(rd(1000 + i, one_pc(i)), t));
+    for (uint32_t i = 0; i < writes; ++i) {
+      MemRequest w = rd(100 + i, one_pc(i));
+      w.write = true;
+      EXPECT_TRUE(e->try_enqueue(w, t));
+    }
+    drain(*e);
+    uint32_t wr_before_rd = 0;
+    for (const auto& c : e->checker()->log()) {
+      if (c.at * e->params().clock_period_ps < t) continue;
+      if (c.cmd == Cmd::kRd) break;
+      if (c.cmd == Cmd::kWr) ++wr_before_rd;
+    }
+    expect_no_violations(*e);
+    return wr_before_rd;
+  };
+  EXPECT_EQ(run(hi - 1), 0u);        // below the high watermark: reads first
+  EXPECT_EQ(run(hi), hi - lo);       // at it: drain from hi down to lo, then reads
+  (void)d;
+}
