@@ -271,6 +271,38 @@ void Document::set(const std::string& assignment) {
   cur[parts.back()] = parsed;
 }
 
+namespace {
+YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
+  if (!base.IsMap() || !over.IsMap()) return YAML::Clone(over);
+  YAML::Node out = YAML::Clone(base);
+  for (const auto& kv : over) {
+    const std::string k = kv.first.as<std::string>();
+    YAML::Node b = lookup(out, k);
+    out[k] = b.IsDefined() ? merged(b, kv.second) : YAML::Clone(kv.second);
+  }
+  return out;
+}
+}  // namespace
+
+void Document::inherit(const std::function<std::string(const std::string&)>& resolve, int depth) {
+  YAML::Node b = lookup(tree_, "base");
+  if (!b.IsDefined()) return;
+  if (!b.IsScalar()) throw ConfigError(file_, "base", yaml_scalar_text(b), "must name another config");
+  if (depth > 8) throw ConfigError(file_, "base", b.Scalar(), "base chain deeper than 8 (a cycle?)");
+  std::string path;
+  try {
+    path = resolve(b.Scalar());
+  } catch (const std::exception& e) {
+    throw ConfigError(file_, "base", b.Scalar(), e.what());
+  }
+  auto parent = load_file(path);
+  parent->inherit(resolve, depth + 1);
+  YAML::Node mine = YAML::Clone(tree_);
+  mine.remove("base");
+  tree_ = merged(parent->tree_, mine);
+  record("base", b.Scalar());
+}
+
 Node Document::root() { return Node(shared_from_this(), tree_, ""); }
 
 void Document::record(const std::string& path, const nlohmann::json& value) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -90,6 +91,9 @@ class Document : public std::enable_shared_from_this<Document> {
   void set(const std::string& assignment);
 
   Node root();
+  // `base: NAME` at the top level: the file named by resolve(NAME) is loaded (recursively) and this
+  // file's keys are laid over it, mapping by mapping. Call before set() and before reading.
+  void inherit(const std::function<std::string(const std::string&)>& resolve, int depth = 0);
   // Throws ConfigError for the first key that was never read.
   void check_unused() const;
 

@@ -48,6 +48,7 @@ struct Loaded {
 std::shared_ptr<Document> load_doc(const std::string& kind, const std::string& name, const RunSpec& spec,
                                    const std::string& prefix) {
   auto doc = Document::load_file(find_config(kind, name));
+  doc->inherit([&](const std::string& base) { return find_config(kind, base); });
   for (const auto& s : spec.sets) {
     auto [head, rest] = split_set(s);
     if (head == prefix) doc->set(rest);

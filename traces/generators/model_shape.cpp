@@ -243,7 +243,11 @@ uint64_t ModelShape::kv_bytes_per_token(int layer) const {
 }
 
 uint64_t ModelShape::indexer_entries(uint64_t context) const {
-  return context / indexer.pool_tokens + context % indexer.pool_tokens;
+  // The newest recent_full_tokens stay one entry per token; older tokens form complete pools plus a
+  // raw tail of the last incomplete pool.
+  const uint64_t recent = indexer.pool_tokens > 1 ? std::min<uint64_t>(context, indexer.recent_full_tokens) : 0;
+  const uint64_t older = context - recent;
+  return recent + older / indexer.pool_tokens + older % indexer.pool_tokens;
 }
 
 uint64_t ModelShape::linear_state_bytes_per_sequence(int layer) const {

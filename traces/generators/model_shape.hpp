@@ -7,6 +7,7 @@
 // rank; the linear-attention state is per head, so it is split with the heads.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -48,7 +49,14 @@ struct IndexerShape {
   uint32_t pool_tokens = 1;            // consecutive tokens pooled into one stored key (1: none)
   Precision score_precision = Precision::fp8;
   bool heads_split = false;            // index heads divided across attention TP (else replicated)
-  uint32_t bytes_per_entry() const { return head_dim * elem_bytes + scale_bytes_per_entry; }
+  // Set by techniques, not by workload files: stored element bytes are scaled by storage_ratio
+  // (FP4 elements: 0.5 of a byte; IndexShare's hashed storage: 1/3), and the newest
+  // recent_full_tokens tokens keep unpooled entries (IndexPool's full-resolution recent window).
+  double storage_ratio = 1.0;
+  uint32_t recent_full_tokens = 0;
+  uint32_t bytes_per_entry() const {
+    return uint32_t(std::ceil(double(head_dim) * elem_bytes * storage_ratio - 1e-9)) + scale_bytes_per_entry;
+  }
 };
 
 struct LinearShape {  // linear attention (KDA / gated delta rule) layers

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// IndexPool: gated weighted pooling of `ratio` indexer entries into one,
+// V = Σ w_i V_i / Σ w_i, w_i = sigmoid(W [h_t; V_i] + b) (or softmax(W V_i + ape_i)).
+//
+// Axis `tokens` (the public models' reading: GLM-5.3-Flash index_kpool, DeepSeek-V4) pools the keys
+// of consecutive tokens: the stored cache shrinks to complete pools + the raw tail + the unpooled
+// recent window, top-k selects pooled entries that expand to token ranges (the generator does the
+// expansion and always selects the tail). Axis `vectors` (the seeds' reading) pools several vectors
+// of one token and needs a model that stores several vectors per token.
+// The gate runs as its own kernel (its GEMV and the weighted sum), on its own stream if asked; its
+// parameters are a weights tensor per layer.
+#include "sim/techniques/technique.hpp"
+
+namespace indexsim::sim {
+
+namespace {
+
+using config::Rule;
+
+class IndexPool : public Technique {
+ public:
+  explicit IndexPool(const config::Node& n) : node_(n) {
+    ratio_ = n.req<uint32_t>("ratio", Rule::range(2, 4));
+    axis_ = n.req<std::string>("axis", Rule::choice({"tokens", "vectors"}));
+    gate_ = n.opt<std::string>("gate", "sigmoid", Rule::choice({"sigmoid", "softmax"}));
+    update_every_ = n.opt<uint32_t>("update_every", 1, Rule::range(1, 1e6));
+    precision_ = n.opt<std::string>("precision", "fp16", Rule::choice({"fp16", "fp32"}));
+    own_stream_ = n.opt<bool>("own_stream", true);
+    recent_full_ = n.opt<uint32_t>("recent_full", 0, Rule::range(0, 1u << 24));
+  }
+
+  void reshape(trace::ModelShape& m) const override {
+    if (axis_ == "vectors")
+      node_.fail("axis", axis_, "workload '" + m.name + "' stores one indexer vector per token; pooling along "
+                 "vectors needs several (use axis: tokens)");
+    if (m.indexer.pool_tokens > 1)
+      node_.fail("ratio", std::to_string(ratio_), "workload '" + m.name + "' already pools its indexer keys (" +
+                 std::to_string(m.indexer.pool_tokens) + " tokens per entry)");
+    if (m.indexer.topk % ratio_ != 0)
+      node_.fail("ratio", std::to_string(ratio_), "must divide the indexer top-k (" + std::to_string(m.indexer.topk) + ")");
+    m.indexer.pool_tokens = ratio_;
+    m.indexer.recent_full_tokens = recent_full_;
+    hidden_ = m.hidden_size;
+    dim_ = m.indexer.head_dim;
+  }
+
+  // Gate parameters per layer: sigmoid gate W over [h_t; V] and b; softmax gate W over V, b and one
+  // position bias per pooled slot.
+  uint64_t gate_params() const {
+    return gate_ == "sigmoid" ? uint64_t(hidden_) + dim_ + 1 : uint64_t(dim_) + 1 + ratio_;
+  }
+  uint32_t param_bytes() const { return precision_ == "fp16" ? 2 : 4; }
+
+  void transform(Workload& w, TechniqueContext& ctx) const override {
+    auto& rep = (*ctx.report)["index_pool"];
+    rep["ratio"] = ratio_;
+    rep["gate_params_per_layer"] = gate_params();
+    rep["gate_bytes_per_layer"] = gate_params() * param_bytes();
+    const size_t n = w.kernels().size();
+    for (size_t v = 0; v < n; ++v) {
+      const auto& k = w.kernels()[v];
+      if (k.removed || k.rec.kind != "index_append") continue;
+      const int L = k.rec.layer;
+      const uint32_t gate_w = w.add_tensor({0, "L" + std::to_string(L) + ".pool_gate", trace::TensorClass::weights, L,
+                                            gate_params() * param_bytes()});
+      const double seqs = k.rec.grid[0];  // the append kernel has one CTA per sequence
+      trace::KernelRecord r;
+      r.name = "L" + std::to_string(L) + ".pool_gate";
+      r.kind = "pool_gate";
+      r.layer = L;
+      r.stream = own_stream_ ? 2 : k.rec.stream;
+      r.grid = {uint32_t(seqs), 1, 1};
+      r.block = {128, 1, 1};
+      r.regs_per_thread = 64;
+      // Per new token: its gate logit (a dot over the gate's inputs, recomputed every update_every
+      // steps) and its share of the weighted sum (2 FLOPs per dimension).
+      const double gate_flops = 2.0 * double(gate_params()) / update_every_;
+      r.flops[int(precision_ == "fp16" ? trace::Precision::fp16 : trace::Precision::simt)] =
+          seqs * (gate_flops + 2.0 * dim_);
+      trace::AccessRecord a;
+      a.cta_first = 0;
+      a.cta_count = r.grid[0];
+      a.tensor = gate_w;
+      a.elem_bytes = uint32_t(gate_params() * param_bytes());
+      a.count = 1;
+      a.stride_bytes = a.elem_bytes;
+      const size_t g = w.add_kernel(r, {a});
+      w.add_edge(v, g);  // pools what the append wrote
+      if (!own_stream_)
+        for (size_t s : w.successors(v))
+          if (s != g) w.add_edge(g, s);
+    }
+  }
+
+ private:
+  config::Node node_;
+  uint32_t ratio_ = 4, update_every_ = 1, recent_full_ = 0;
+  std::string axis_, gate_, precision_;
+  bool own_stream_ = true;
+  mutable uint32_t hidden_ = 0, dim_ = 0;
+};
+
+}  // namespace
+
+INDEXSIM_REGISTER(TechniqueRegistry, "technique", "index_pool",
+                  [](const config::Node& n) { return std::make_unique<IndexPool>(n); });
+
+}  // namespace indexsim::sim

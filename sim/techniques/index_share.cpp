@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// IndexShare: one top-k serves a group of layers. Only "full" layers keep an indexer cache and run
+// the indexer; "shared" layers reuse the latest full layer's top-k (GLM-5.2: full iff layer < 3 or
+// (layer - 2) % 4 == 0, i.e. full_first_layers 3, group 4).
+//  - overlap: each sparse-attention layer's KV rows are prefetched into the L2 on a second stream as
+//    soon as its top-k is known, while the previous layer's last kernel runs, so the attention
+//    kernel's gather hits in the L2;
+//  - first_layer_sram: the first full layer's indexer cache is placed in the NPU SRAM region;
+//  - index_compression: hashed index storage at `compression_ratio` of the bytes, paid for with
+//    CUDA-core work per scored element (the hash decode).
+#include <map>
+
+#include "sim/techniques/technique.hpp"
+
+namespace indexsim::sim {
+
+namespace {
+
+using config::Rule;
+using trace::AttentionKind;
+using trace::IndexerMode;
+
+class IndexShare : public Technique {
+ public:
+  explicit IndexShare(const config::Node& n) {
+    group_ = n.req<uint32_t>("group", Rule::range(1, 1024));
+    full_first_ = n.opt<uint32_t>("full_first_layers", 1, Rule::range(1, 1024));
+    overlap_ = n.opt<bool>("overlap", true);
+    first_layer_sram_ = n.opt<bool>("first_layer_sram", false);
+    compression_ = n.opt<bool>("index_compression", false);
+    compression_ratio_ = n.opt<double>("compression_ratio", 1.0 / 3.0, Rule::range(0.01, 1.0));
+    lookup_flops_ = n.opt<double>("lookup_simt_flops_per_element", 4.0, Rule::non_negative());
+  }
+
+  void reshape(trace::ModelShape& m) const override {
+    int last_full = -1;
+    for (auto& l : m.layers) {
+      if (l.attention != AttentionKind::dsa) continue;
+      const uint32_t i = uint32_t(l.index);
+      const bool full = i < full_first_ || (i - (full_first_ - 1)) % group_ == 0 || last_full < 0;
+      l.indexer = full ? IndexerMode::full : IndexerMode::shared;
+      if (full) last_full = l.index;
+      l.topk_source = last_full;
+    }
+    if (compression_) m.indexer.storage_ratio *= compression_ratio_;
+  }
+
+  void transform(Workload& w, TechniqueContext& ctx) const override {
+    auto& rep = (*ctx.report)["index_share"];
+    int full = 0, first_full = -1;
+    std::map<int, size_t> topk_of;
+    for (size_t v = 0; v < w.kernels().size(); ++v) {
+      const auto& k = w.kernels()[v];
+      if (k.removed || k.rec.kind != "topk") continue;
+      topk_of[k.rec.layer] = v;
+      ++full;
+      if (first_full < 0 || k.rec.layer < first_full) first_full = k.rec.layer;
+    }
+    rep["full_layers"] = full;
+    if (first_layer_sram_ && first_full >= 0) {
+      const std::string t = "L" + std::to_string(first_full) + ".indexer_cache";
+      ctx.placement->pins[t] = "sram";
+      rep["pinned"] = t;
+    }
+    if (compression_) {
+      for (auto& k : w.kernels())
+        if (!k.removed && k.rec.kind == "indexer_score" && ctx.shape) {
+          // Every scored element is decoded from its hash bucket before the dot product.
+          const double elems = k.rec.total_flops() / (2.0 * ctx.shape->local_index_heads());
+          k.rec.flops[int(trace::Precision::simt)] += elems * lookup_flops_;
+        }
+    }
+    if (overlap_) add_prefetches(w, topk_of, rep);
+  }
+
+ private:
+  void add_prefetches(Workload& w, const std::map<int, size_t>& topk_of, nlohmann::json& rep) const {
+    // Kernels of each layer in launch order, to find the one a prefetch should overlap.
+    std::map<int, std::vector<size_t>> by_layer;
+    for (size_t v : w.topological_order())
+      if (!w.kernels()[v].removed) by_layer[w.kernels()[v].rec.layer].push_back(v);
+    int prefetches = 0;
+    const size_t n = w.kernels().size();
+    for (size_t v = 0; v < n; ++v) {
+      const auto& k = w.kernels()[v];
+      if (k.removed || k.rec.kind != "sparse_attn") continue;
+      const int L = k.rec.layer;
+      // The top-k this layer reads: its own or the latest full layer's.
+      auto it = topk_of.upper_bound(L);
+      if (it == topk_of.begin()) continue;
+      --it;
+      const size_t topk = it->second;
+      // One copy of the gather: the records of the first head group (CTAs [0, T·B)).
+      const uint32_t per_group = k.rec.grid[0] * k.rec.grid[1];
+      std::vector<trace::AccessRecord> rows;
+      for (const auto& a : k.accesses)
+        if (a.kind == trace::AccessRecord::Kind::gather && !a.write && a.cta_first < per_group) rows.push_back(a);
+      if (rows.empty()) continue;
+      trace::KernelRecord r;
+      r.name = "L" + std::to_string(L) + ".kv_prefetch";
+      r.kind = "kv_prefetch";
+      r.layer = L;
+      r.stream = 1;
+      r.grid = {per_group, 1, 1};
+      r.block = {128, 1, 1};
+      r.regs_per_thread = 32;
+      const size_t pv = w.add_kernel(r, rows);
+      w.add_edge(topk, pv);
+      // Overlap the previous layer's last kernel: start after the one before it (later would
+      // overlap nothing; earlier lets that layer's weight stream evict the prefetched rows).
+      auto prev = by_layer.find(L - 1);
+      if (prev != by_layer.end() && prev->second.size() >= 2) {
+        const size_t anchor = prev->second[prev->second.size() - 2];
+        if (anchor != topk && !w.has_edge(pv, anchor)) w.add_edge(anchor, pv);
+      }
+      ++prefetches;
+    }
+    rep["kv_prefetch_kernels"] = prefetches;
+  }
+
+  uint32_t group_ = 4, full_first_ = 1;
+  bool overlap_ = true, first_layer_sram_ = false, compression_ = false;
+  double compression_ratio_ = 1.0 / 3.0, lookup_flops_ = 4.0;
+};
+
+}  // namespace
+
+INDEXSIM_REGISTER(TechniqueRegistry, "technique", "index_share",
+                  [](const config::Node& n) { return std::make_unique<IndexShare>(n); });
+
+}  // namespace indexsim::sim
