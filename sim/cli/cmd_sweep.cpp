@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// `indexsim sweep`: a design-space sweep into a results database; `indexsim merge`: shard databases
+// (one per Dask worker) into one.
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "sim/cli/command.hpp"
+#include "sim/store/store.hpp"
+#include "sim/sweep/runner.hpp"
+
+namespace indexsim::cli {
+
+namespace {
+
+// Distinct from 1 (an error of the sweep itself) and 2 (bad arguments or config).
+constexpr int kSomeRunsFailed = 3;
+
+const char* kSweepUsage =
+    "usage: indexsim sweep SPEC.yaml --db FILE [--workers N] [--limit N] [--dry-run] [--json]\n"
+    "         [--select I,J,...] [--quiet]\n"
+    "  --workers N   runs in parallel, one process each (default: the number of CPUs)\n"
+    "  --limit N     run at most N of the pending runs, then stop\n"
+    "  --dry-run     list the runs (index, key, point, done) without running; --json as JSON\n"
+    "  --select      only the points at these indices of the spec's product (Dask workers use it)\n"
+    "Runs already in the database with status ok are skipped, so a killed sweep resumes.\n"
+    "Exit status 3: the sweep completed, but some runs failed (stored with status failed and their error).\n";
+
+std::vector<size_t> parse_indices(const std::string& text) {
+  std::vector<size_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("--select: '" + item + "' is not an index");
+    out.push_back(std::stoul(item));
+  }
+  return out;
+}
+
+int sweep_cmd(const Args& args) {
+  ArgParser ap(args);
+  if (ap.flag("--help") || ap.flag("-h")) {
+    std::cout << kSweepUsage;
+    return 0;
+  }
+  sim::sweep::SweepOptions o;
+  o.db = ap.value("--db");
+  o.workers = unsigned(ap.u64("--workers", std::max(1u, std::thread::hardware_concurrency())));
+  o.limit = ap.u64("--limit", 0);
+  const bool dry = ap.flag("--dry-run");
+  const bool json = ap.flag("--json");
+  o.progress = !ap.flag("--quiet");
+  const std::string select = ap.value("--select");
+  const auto pos = ap.positional();
+  ap.finish();
+  if (pos.size() != 1) throw std::invalid_argument(std::string("give one sweep spec\n") + kSweepUsage);
+  if (o.db.empty() && !dry) throw std::invalid_argument(std::string("--db is required\n") + kSweepUsage);
+
+  const auto spec = sim::sweep::SweepSpec::load_file(pos[0]);
+  const auto runs = sim::sweep::plan(spec, o.db, select.empty() ? std::vector<size_t>{} : parse_indices(select));
+  if (dry) {
+    if (json) {
+      nlohmann::json j = {{"name", spec.name}, {"runs", nlohmann::json::array()}};
+      for (const auto& r : runs) j["runs"].push_back(r.to_json(spec));
+      std::cout << j.dump(2) << "\n";
+    } else {
+      size_t done = 0;
+      for (const auto& r : runs) {
+        done += r.done;
+        std::cout << r.index << "  " << r.key << "  " << (r.done ? "done   " : "pending") << " ";
+        for (const auto& [p, v] : r.point) std::cout << " " << p << "=" << v;
+        std::cout << "\n";
+      }
+      std::cout << runs.size() << " runs, " << done << " done, " << runs.size() - done << " pending\n";
+    }
+    return 0;
+  }
+  const auto sum = sim::sweep::run(spec, runs, o, std::cerr);
+  std::cout << "sweep " << spec.name << ": " << sum.total << " runs, " << sum.skipped << " already stored, " << sum.ran
+            << " ran (" << sum.ok << " ok, " << sum.failed << " failed) in " << sum.wall_s << " s\n";
+  return sum.failed ? kSomeRunsFailed : 0;
+}
+
+int merge_cmd(const Args& args) {
+  ArgParser ap(args);
+  if (ap.flag("--help") || ap.flag("-h")) {
+    std::cout << "usage: indexsim merge INTO.sqlite SHARD.sqlite...\n"
+                 "Copies every run of the shards that INTO lacks (an ok run replaces a failed one).\n";
+    return 0;
+  }
+  const auto pos = ap.positional();
+  ap.finish();
+  if (pos.size() < 2) throw std::invalid_argument("usage: indexsim merge INTO.sqlite SHARD.sqlite...");
+  sim::Store into(pos[0]);
+  size_t added = 0;
+  for (size_t i = 1; i < pos.size(); ++i) added += into.merge_from(pos[i]);
+  std::cout << "merged " << pos.size() - 1 << " shard(s) into " << pos[0] << ": " << added << " new run(s), "
+            << into.keys().size() << " in all\n";
+  return 0;
+}
+
+}  // namespace
+
+INDEXSIM_COMMAND("sweep", "run a design-space sweep (spec YAML) into a results database, resumably", sweep_cmd);
+INDEXSIM_COMMAND("merge", "merge shard results databases into one without duplicates", merge_cmd);
+
+}  // namespace indexsim::cli

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs a sweep: resolves every point first (so a bad axis fails before any run starts), skips the
+// points whose key the store already holds with status ok, and runs the rest in worker processes,
+// one `indexsim run --db` process per run (SystemC elaborates once per process). A run commits in
+// one transaction, so killing the sweep loses at most the runs in flight and a rerun completes the
+// set. A run that fails is stored with status 'failed' and its error; the sweep goes on.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/sweep/spec.hpp"
+
+namespace indexsim::sim::sweep {
+
+struct PlannedRun {
+  size_t index = 0;             // position in SweepSpec::points()
+  Assignment point;
+  RunSpec spec;
+  std::string key;              // stable hash of the resolved config: the store's run key
+  nlohmann::json config;
+  bool done = false;            // stored with status ok
+  nlohmann::json to_json(const SweepSpec& s) const;  // index, key, point, args, done
+};
+
+// Resolves the points (all of them, or those at `select`), naming the axis and point on a config
+// error; `db` (may be empty) marks the runs already done.
+std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select = {});
+
+struct SweepOptions {
+  std::string db;
+  std::string executable;       // the indexsim binary the workers run
+  unsigned workers = 1;
+  size_t limit = 0;             // run at most this many pending runs (0: all)
+  bool progress = true;         // the done/total, rate, ETA line on stderr
+};
+
+struct SweepSummary {
+  size_t total = 0, skipped = 0, ran = 0, ok = 0, failed = 0;
+  double wall_s = 0;
+};
+
+SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const SweepOptions& o, std::ostream& log);
+
+// The path of the running executable (/proc/self/exe), for workers that re-run this binary.
+std::string self_executable();
+
+}  // namespace indexsim::sim::sweep
