@@ -70,10 +70,16 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
     j["score"] = score;
     j["ks"] = opt.ks;
     for (const CaseResult& r : results) {
-      nlohmann::json row{{"technique", r.technique}, {"params", r.params}, {"bytes_per_token", r.bytes_per_token},
-                         {"key_cos", r.key_cos}, {"score_cos", r.score_cos}};
-      if (r.kept_dims > 0) row["kept_dims"] = r.kept_dims;
-      for (size_t i = 0; i < opt.ks.size(); ++i) row["recall@" + std::to_string(opt.ks[i])] = r.recall[i];
+      auto figures = [&](const Figures& f) {
+        nlohmann::json row{{"bytes_per_token", f.bytes_per_token}, {"key_cos", f.key_cos}, {"score_cos", f.score_cos}};
+        if (f.kept_dims > 0) row["kept_dims"] = f.kept_dims;
+        for (size_t i = 0; i < opt.ks.size(); ++i) row["recall@" + std::to_string(opt.ks[i])] = f.recall[i];
+        return row;
+      };
+      nlohmann::json row = figures(r);
+      row["technique"] = r.technique;
+      row["params"] = r.params;
+      for (const Figures& f : r.layers) row["per_layer"].push_back(figures(f));
       j["results"].push_back(row);
     }
     std::cout << j.dump(2) << "\n";

@@ -152,7 +152,6 @@ std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& c
   for (size_t i = 0; i < cases.size(); ++i) {
     out[i].technique = cases[i].technique();
     out[i].params = cases[i].params();
-    out[i].recall.assign(opt.ks.size(), 0.0);
   }
   for (int l = 0; l < v.layers; ++l) {
     const float* keys = v.keys_of(l);
@@ -174,34 +173,40 @@ std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& c
       } else {
         s = apply(cases[i], v, l);
       }
-      CaseResult& r = out[i];
-      r.kept_dims += s.kept_dims;
-      r.bytes_per_token += (s.stored_values * s.bytes_per_value + s.extra_bytes) / double(v.tokens);
+      Figures f;
+      f.kept_dims = s.kept_dims;
+      f.bytes_per_token = (s.stored_values * s.bytes_per_value + s.extra_bytes) / double(v.tokens);
+      f.recall.assign(opt.ks.size(), 0.0);
       double kc = 0;
       for (int64_t e = 0; e < s.entries(); ++e)
         for (int64_t t = s.begin[size_t(e)]; t < s.begin[size_t(e) + 1]; ++t)
           kc += cosine(keys + t * v.dim, s.keys.data() + e * v.dim, v.dim);
-      r.key_cos += kc / double(v.tokens);
+      f.key_cos = kc / double(v.tokens);
       std::vector<float> token_scores(size_t(v.tokens));
       for (int q = 0; q < v.queries; ++q) {
         const std::vector<float> es = scores(v.query_of(l, q), v.dim, v.heads, opt.score, s.keys.data(), s.entries());
         for (int64_t e = 0; e < s.entries(); ++e)
           std::fill(token_scores.begin() + s.begin[size_t(e)], token_scores.begin() + s.begin[size_t(e) + 1],
                     es[size_t(e)]);
-        r.score_cos += cosine(exact_scores[size_t(q)].data(), token_scores.data(), v.tokens);
+        f.score_cos += cosine(exact_scores[size_t(q)].data(), token_scores.data(), v.tokens);
         const std::vector<int32_t> ranked = cpu::topk(es, int(s.entries()));
         for (size_t j = 0; j < opt.ks.size(); ++j)
-          r.recall[j] += recall(select_ranked(s, ranked, opt.ks[j]), exact_top[size_t(q)][j]);
+          f.recall[j] += recall(select_ranked(s, ranked, opt.ks[j]), exact_top[size_t(q)][j]);
       }
+      f.score_cos /= v.queries;
+      for (double& x : f.recall) x /= v.queries;
+      out[i].layers.push_back(f);
     }
   }
-  const double layers = v.layers, queries = double(v.layers) * v.queries;
   for (CaseResult& r : out) {
-    r.kept_dims /= layers;
-    r.bytes_per_token /= layers;
-    r.key_cos /= layers;
-    r.score_cos /= queries;
-    for (double& x : r.recall) x /= queries;
+    r.recall.assign(opt.ks.size(), 0.0);
+    for (const Figures& f : r.layers) {
+      r.kept_dims += f.kept_dims / v.layers;
+      r.bytes_per_token += f.bytes_per_token / v.layers;
+      r.key_cos += f.key_cos / v.layers;
+      r.score_cos += f.score_cos / v.layers;
+      for (size_t j = 0; j < r.recall.size(); ++j) r.recall[j] += f.recall[j] / v.layers;
+    }
   }
   return out;
 }

@@ -41,14 +41,18 @@ struct Case {
   std::string params() const;
 };
 
-struct CaseResult {
-  std::string technique;
-  std::string params;
-  double kept_dims = 0;          // mean over layers; 0 = not pruned
-  double bytes_per_token = 0;    // cache bytes per context token, mean over layers
+struct Figures {
+  double kept_dims = 0;          // 0 = not pruned
+  double bytes_per_token = 0;    // cache bytes per context token
   double key_cos = 0;
   double score_cos = 0;
   std::vector<double> recall;    // one per k of EvalOptions::ks
+};
+
+struct CaseResult : Figures {    // the figures are means over layers
+  std::string technique;
+  std::string params;
+  std::vector<Figures> layers;   // each layer's own (means over its tokens or queries)
 };
 
 struct EvalOptions {

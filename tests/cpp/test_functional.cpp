@@ -282,3 +282,20 @@ TEST(FunctionalPrecision, Fp16StorageRoundsPooledValuesAndHalvesTheirBytes) {
   bad.precision = Format::fp8_e4m3;
   EXPECT_THROW(pool_keys(keys.data(), 8, 4, 1, bad, 0), std::invalid_argument);
 }
+
+// The headline figures are the plain means of the per-layer figures.
+TEST(FunctionalStudy, HeadlineFiguresAreMeansOverLayers) {
+  const VectorSet v = random_vectors(3, 128, 4, 16, 4, 8);
+  EvalOptions opt;
+  opt.ks = {8};
+  const CaseResult r = run_study(v, {Case::pooled({2, PoolAxis::tokens, Gate::sigmoid, GateInit::uniform, 1, 0})}, opt)[0];
+  ASSERT_EQ(r.layers.size(), 3u);
+  double kc = 0, rec = 0;
+  for (const Figures& f : r.layers) {
+    kc += f.key_cos / 3;
+    rec += f.recall[0] / 3;
+  }
+  EXPECT_NEAR(r.key_cos, kc, 1e-12);
+  EXPECT_NEAR(r.recall[0], rec, 1e-12);
+  EXPECT_DOUBLE_EQ(r.bytes_per_token, 64 * 16 * 2 / 128.0);  // 64 pooled fp16 keys of 16 dims over 128 tokens
+}
