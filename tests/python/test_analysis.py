@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: Apache-2.0
+"""load() columns, run(), the plots (each writes a non-empty file) and the report."""
+import os
+
+import pandas as pd
+import pytest
+
+import indexsim
+from indexsim import plots
+from conftest import SMOKE
+
+
+def test_load_has_a_row_per_run_with_axes_and_metrics_as_columns(smoke_db):
+    df = indexsim.load(smoke_db)
+    assert len(df) == 5 and df["key"].is_unique
+    # The axes of the smoke spec vary; the flattened config shows them under their config paths.
+    assert set(df["hardware"]) == {"h100", "h200"}
+    assert sorted(df["step.context"].unique()) == [1024, 2048, 4096]
+    assert "hardware.memory.hbm.stacks" in df.columns  # differs between the presets (H100 5, H200 6)
+    for m in ("step_time", "tokens_per_second", "bytes_read", "footprint_kv_cache"):
+        assert m in df.columns, m
+    assert df.attrs["units"]["step_time"] == "us"
+    # step_us is the run's step_ns / 1e3, and the step_time metric says the same.
+    assert (df["step_us"] - df["step_time"]).abs().max() < 1e-9 * df["step_us"].max()
+    # A longer context reads more: bytes_read grows with step.context on each preset.
+    for _, part in df.sort_values("step.context").groupby("hardware"):
+        assert part["bytes_read"].is_monotonic_increasing
+    assert len(indexsim.load(smoke_db, config="all").columns) > len(df.columns)
+
+
+def test_run_returns_result_with_kernels_and_the_same_key_as_the_sweep(exe, smoke_db):
+    plan = indexsim.plan(str(SMOKE))
+    first = plan[0]
+    args = first["args"]
+    sets = [args[i + 1] for i, a in enumerate(args) if a == "--set"]
+    r = indexsim.run(hardware=first["point"]["hardware"], workload="glm-5", context=int(first["point"]["step.context"]),
+                     fast=True, sets=sets)
+    assert r.key == first["key"]
+    assert r.status == "ok" and r.step_us > 0
+    assert r.step_us >= r.roofline_us  # a simulated time below the roofline bound is a bug
+    assert {"name", "kind", "layer", "start_ns", "end_ns"} <= set(r.kernels.columns)
+    assert r.metrics["step_time"] == pytest.approx(r.step_us)
+    assert r.config["step"]["context"] == int(first["point"]["step.context"])
+    stored = indexsim.load(smoke_db).set_index("key")
+    assert stored.loc[r.key, "step_us"] == r.step_us  # deterministic: bit-identical
+
+
+def test_pareto_front_keeps_the_points_nobody_beats_in_both():
+    # (1,5) (2,3) (3,4) (4,1): (3,4) is beaten by (2,3) in both; the rest form the front.
+    front = plots.pareto_front([1, 2, 3, 4], [5, 3, 4, 1])
+    assert list(front) == [0, 1, 3]
+
+
+@pytest.mark.parametrize("ext", ["png", "svg"])
+def test_each_plot_writes_a_non_empty_file(smoke_db, tmp_path, ext):
+    df = indexsim.load(smoke_db)
+    key = df.sort_values("step_us")["key"].iloc[-1]
+    ks = indexsim.kernels(smoke_db, key)
+    made = {
+        "pareto": lambda p: plots.pareto(df, hue="hardware", out=p),
+        "heatmap": lambda p: plots.heatmap(df, "step.context", "hardware", out=p),
+        "layers": lambda p: plots.layer_stack(ks, out=p),
+        "timeline": lambda p: plots.timeline(ks, out=p),
+    }
+    for name, fn in made.items():
+        path = tmp_path / f"{name}.{ext}"
+        fn(str(path))
+        assert path.stat().st_size > 1000, name
+    plots.plt.close("all")
+
+
+def test_report_writes_markdown_html_and_its_plots(smoke_db, tmp_path):
+    import subprocess
+    import sys
+    out = tmp_path / "report"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(indexsim.__file__)), env.get("PYTHONPATH", "")])
+    subprocess.run([sys.executable, "-m", "indexsim", "report", "--db", smoke_db, "--out", str(out)], check=True, env=env)
+    md = (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    assert "5 runs (5 ok, 0 failed)" in md
+    for stem in ("pareto", "heatmap", "layers", "timeline"):
+        for ext in ("png", "svg"):
+            f = out / f"{stem}.{ext}"
+            assert f.stat().st_size > 1000, f
+        assert f"{stem}.png" in md and f"{stem}.svg" in html
+
+
+def test_report_axes_are_the_sweep_axes(smoke_db):
+    from indexsim.report import _axes
+    # Every hardware.* key follows the preset; step.context is the other axis of the spec.
+    assert _axes(indexsim.load(smoke_db)) == ["hardware", "step.context"]
+
+
+def test_trace_reader_is_re_exported():
+    assert hasattr(indexsim.trace, "read") and hasattr(indexsim.trace, "TraceError")

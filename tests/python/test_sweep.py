@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Sweeps: the smoke spec runs completely, a killed sweep resumes to exactly one whole row set per
+configuration, failed runs are stored with their error, Dask gives the same rows as the local pool."""
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+import indexsim
+from conftest import SMOKE
+
+
+def _rows(db):
+    """Everything a run stores except when and how long it took (wall_s, created_at)."""
+    con = sqlite3.connect(db)
+    try:
+        runs = con.execute("SELECT key, config, hardware, workload, techniques, seed, status, error, step_ns, "
+                           "roofline_ns FROM runs ORDER BY key").fetchall()
+        metrics = con.execute("SELECT * FROM metrics ORDER BY run, name").fetchall()
+        kernels = con.execute("SELECT * FROM kernels ORDER BY run, id").fetchall()
+        comps = con.execute("SELECT * FROM components ORDER BY run, unit, statistic").fetchall()
+    finally:
+        con.close()
+    return runs, metrics, kernels, comps
+
+
+def test_smoke_sweep_stores_every_point_once_with_status_ok(smoke_db):
+    # The spec: 2 presets × 3 contexts − 1 skipped = 5 runs.
+    plan = indexsim.plan(str(SMOKE), smoke_db)
+    assert len(plan) == 5
+    assert all(r["done"] for r in plan)
+    counts = indexsim.row_counts(smoke_db)
+    assert sorted(counts["key"]) == sorted(r["key"] for r in plan)
+    assert (counts["status"] == "ok").all()
+    assert (counts["metrics"] > 0).all() and (counts["kernels"] > 0).all() and (counts["components"] > 0).all()
+
+
+def test_rerun_skips_what_is_stored(smoke_db):
+    res = indexsim.sweep(str(SMOKE), smoke_db, workers=2, quiet=True)
+    assert res.ok == 5 and res.pending == 0
+    assert indexsim.row_counts(smoke_db)["key"].is_unique
+
+
+def test_sweep_killed_with_sigkill_resumes_to_one_whole_row_set_per_configuration(exe, smoke_db, tmp_path):
+    # Kill -9 the sweep once at least one run is stored and others are in flight; the rerun must
+    # end with the same rows (per table, per run) as the uninterrupted smoke sweep.
+    db = str(tmp_path / "killed.sqlite")
+    proc = subprocess.Popen([exe, "sweep", str(SMOKE), "--db", db, "--workers", "2", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    stored = 0
+    while time.time() < deadline and proc.poll() is None:
+        if os.path.exists(db):
+            try:
+                con = sqlite3.connect(db)
+                stored = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+                con.close()
+            except sqlite3.OperationalError:
+                stored = 0
+            if stored >= 1:
+                break
+        time.sleep(0.05)
+    killed_midway = proc.poll() is None
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert killed_midway, "the sweep finished before it could be killed"
+    con = sqlite3.connect(db)
+    before = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    con.close()
+    assert 1 <= before < 5
+    res = indexsim.sweep(str(SMOKE), db, workers=2, quiet=True)
+    assert (res.total, res.ok) == (5, 5)
+    counts = indexsim.row_counts(db).set_index("key")
+    reference = indexsim.row_counts(smoke_db).set_index("key")
+    assert counts.equals(reference)
+    assert _rows(db) == _rows(smoke_db)
+
+
+def test_failed_run_is_stored_with_its_error_and_the_sweep_goes_on(exe, tmp_path):
+    # A trace file that does not exist fails inside the run (resolve() does not read traces).
+    spec = {"name": "fail", "base": {"hardware": "h200", "trace": str(tmp_path / "missing.itr"), "fast": True},
+            "axes": {"hardware": ["h100", "h200"]}}
+    db = str(tmp_path / "fail.sqlite")
+    res = indexsim.sweep(spec, db, workers=2, quiet=True)
+    assert (res.total, res.failed) == (2, 2)
+    df = indexsim.load(db)
+    assert (df["status"] == "failed").all()
+    assert df["error"].str.contains("missing.itr").all()
+
+
+def test_unknown_axis_path_fails_before_any_run_naming_the_path(exe, tmp_path):
+    spec = {"base": {"hardware": "h200", "workload": "glm-5", "fast": True},
+            "axes": {"hardware.memory.hbm.stackz": [4, 6]}}
+    db = tmp_path / "bad.sqlite"
+    with pytest.raises(RuntimeError, match="hardware.memory.hbm.stackz"):
+        indexsim.plan(spec)
+    import yaml
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    proc = subprocess.run([exe, "sweep", str(path), "--db", str(db)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "hardware.memory.hbm.stackz" in proc.stderr
+    assert not db.exists()
+
+
+def test_dask_local_cluster_gives_the_same_rows_as_the_local_pool(smoke_db, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    db = str(tmp_path / "dask.sqlite")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        res = indexsim.sweep(str(SMOKE), db, cluster=cluster)
+    assert (res.total, res.ok) == (5, 5)
+    assert not os.path.exists(db + ".shards")
+    assert _rows(db) == _rows(smoke_db)
