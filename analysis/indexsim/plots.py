@@ -51,12 +51,13 @@ def pareto(df: pd.DataFrame, latency: str = "step_us", hue: Optional[str] = None
     if hue and hue in ok:
         for value, part in ok.groupby(hue, sort=True):
             ax.scatter(part[latency], mem[part.index], label=f"{hue}={value}", s=28)
-        ax.legend(fontsize=7)
     else:
         ax.scatter(lat, mem, s=28)
     if len(ok):
         front = pareto_front(lat.to_numpy(), mem.to_numpy())
-        ax.plot(lat.to_numpy()[front], mem.to_numpy()[front], "k--", lw=1, label="Pareto front")
+        ax.plot(lat.to_numpy()[front], mem.to_numpy()[front], "k--", lw=1, marker="o", mfc="none", ms=10,
+                label="Pareto front")
+    ax.legend(fontsize=7)
     ax.set_xlabel(f"{latency} (µs)" if latency.endswith("_us") else latency)
     ax.set_ylabel("footprint per GPU (GiB)")
     ax.set_title("memory against latency")
