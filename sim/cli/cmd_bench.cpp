@@ -70,12 +70,15 @@ int bench_memory(const Args& args) {
   doc->check_unused();
   auto dev = target == "system" ? std::move(system) : sim::make_target(root, target);
 
-  // system and l2 load the first cached region (the HBM in the shipped presets).
+  // A region target sees device-local addresses; system and l2 see the address map, and load the
+  // first cached region (the HBM in the shipped presets).
   std::string region = target;
-  if (target == "system" || target == "l2")
+  spec.base = 0;
+  if (target == "system" || target == "l2") {
     for (const auto& r : sim::read_regions(root))
       if (r.cached) { region = r.name; break; }
-  spec.base = sim::region_base(root, region);
+    spec.base = sim::region_base(root, region);
+  }
   const uint64_t cap = dev->capacity_bytes();
   spec.footprint_bytes = footprint_MiB > 0 ? static_cast<uint64_t>(footprint_MiB * 1024 * 1024) : cap;
   if (spec.footprint_bytes > cap) throw std::invalid_argument("--footprint-MiB exceeds the target's capacity");

@@ -50,7 +50,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
 
   BenchResult r;
   const auto wall0 = std::chrono::steady_clock::now();
-  Tick now = 0, last = 0;
+  Tick now = s.start_ps, last = s.start_ps;
   uint64_t issued = 0, completed = 0;
   bool have_pending = false;
   model::MemRequest req;
@@ -96,8 +96,9 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.requests = completed;
   r.bytes = completed * s.bytes;
-  r.sim_ps = last;
-  r.bandwidth_GBps = last ? static_cast<double>(r.bytes) / (static_cast<double>(last) / 1000.0) : 0;  // bytes/ns
+  r.end_ps = last;
+  r.sim_ps = last - s.start_ps;
+  r.bandwidth_GBps = r.sim_ps ? static_cast<double>(r.bytes) / (static_cast<double>(r.sim_ps) / 1000.0) : 0;  // bytes/ns
   if (!lat.empty()) {
     double sum = 0;
     for (Tick l : lat) sum += static_cast<double>(l);

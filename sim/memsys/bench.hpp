@@ -26,11 +26,13 @@ struct BenchSpec {
   uint64_t base = 0;             // first address of the footprint (a region base)
   uint64_t footprint_bytes = 0;  // addresses lie in [base, base + footprint)
   double write_fraction = 0;     // mix: share of writes
+  model::Tick start_ps = 0;      // a second run on the same device starts where the first ended
 };
 
 struct BenchResult {
   uint64_t requests = 0, bytes = 0;
   model::Tick sim_ps = 0;        // first issue to last completion
+  model::Tick end_ps = 0;        // time of the last completion
   double wall_s = 0;
   double bandwidth_GBps = 0;
   double latency_mean_ns = 0, latency_p50_ns = 0, latency_p99_ns = 0;

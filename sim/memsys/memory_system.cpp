@@ -25,12 +25,12 @@ constexpr uint64_t kWindowMask = (uint64_t{1} << kRegionWindowBits) - 1;
 
 // Recursive on purpose: assigning a config::Node would assign its YAML::Node, and yaml-cpp's
 // assignment rebinds the node inside the document rather than the handle.
-Node section_node(const Node& at, const std::string& dotted, const Node& where, const std::string& key) {
-  const size_t dot = dotted.find('.');
-  const std::string part = dotted.substr(0, dot);
-  if (part.empty() || !at.has(part)) where.fail(key, dotted, "must name an existing section of the hardware file");
+Node section_node(const Node& at, const std::string& rest, const std::string& dotted, const Node& where) {
+  const size_t dot = rest.find('.');
+  const std::string part = rest.substr(0, dot);
+  if (part.empty() || !at.has(part)) where.fail("regions", dotted, "must name an existing section of the hardware file");
   const Node next = at.child(part);
-  return dot == std::string::npos ? next : section_node(next, dotted.substr(dot + 1), where, key);
+  return dot == std::string::npos ? next : section_node(next, rest.substr(dot + 1), dotted, where);
 }
 
 // Sends each address window to one port, translated to window-local addresses when the port is
@@ -125,7 +125,7 @@ struct Builder {
       n.fail("regions", regions[i].name, "backing regions form a cycle");
     }
     state[i] = 1;
-    const Node node = section_node(root, regions[i].section, root.child("noc"), "regions");
+    const Node node = section_node(root, regions[i].section, regions[i].section, root.child("noc"));
     devices[i] = model::make_memory_device(node);
     raw[i] = devices[i].get();
     auto* front = dynamic_cast<FrontDevice*>(devices[i].get());
