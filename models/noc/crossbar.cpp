@@ -43,8 +43,19 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
   const Tick start = std::max(now, sm_up_free_[sp]);
   sm_up_free_[sp] = start + occupancy(up_bytes);
   port_wait_ps_ += start - now;
-  events_.push(sm_up_free_[sp] + clk_.cycles(p_.request_latency_cycles), {Kind::AtMemoryPort, req});
-  flights_[req.id] = {sp, mp, req.write ? p_.header_B : req.bytes, req.write};
+  const Flight f{req.id, sp, mp, req.write ? p_.header_B : req.bytes};
+  uint32_t slot;
+  if (free_flights_.empty()) {
+    slot = static_cast<uint32_t>(flights_.size());
+    flights_.push_back(f);
+  } else {
+    slot = free_flights_.back();
+    free_flights_.pop_back();
+    flights_[slot] = f;
+  }
+  MemRequest fwd = req;
+  fwd.id = slot;
+  events_.push(sm_up_free_[sp] + clk_.cycles(p_.request_latency_cycles), {Kind::AtMemoryPort, fwd});
   ++in_flight_[sp];
   ++requests_;
   bytes_up_ += up_bytes;
@@ -60,7 +71,7 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
       buf_.clear();
       down_.advance(td, buf_);
       for (const auto& c : buf_) {  // the response leaves through its memory port
-        const Flight& f = flights_.at(c.id);
+        const Flight& f = flights_[c.id];
         const Tick start = std::max(c.done, mem_down_free_[f.mem_port]);
         mem_down_free_[f.mem_port] = start + occupancy(f.bytes);
         port_wait_ps_ += start - c.done;
@@ -74,7 +85,7 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
     const Event e = events_.pop();
     switch (e.kind) {
       case Kind::AtMemoryPort: {
-        const Flight& f = flights_.at(e.req.id);
+        const Flight& f = flights_[e.req.id];
         const Tick start = std::max(te, mem_up_free_[f.mem_port]);
         mem_up_free_[f.mem_port] = start + occupancy(e.req.write ? e.req.bytes : p_.header_B);
         port_wait_ps_ += start - te;
@@ -85,18 +96,18 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
         down_.send(e.req, te);
         break;
       case Kind::AtSmPort: {
-        auto it = flights_.find(e.req.id);
-        const Tick start = std::max(te, sm_down_free_[it->second.sm_port]);
-        sm_down_free_[it->second.sm_port] = start + occupancy(it->second.bytes);
+        const Flight& f = flights_[e.req.id];
+        const Tick start = std::max(te, sm_down_free_[f.sm_port]);
+        sm_down_free_[f.sm_port] = start + occupancy(f.bytes);
         port_wait_ps_ += start - te;
-        events_.push(sm_down_free_[it->second.sm_port], {Kind::Complete, e.req});
+        events_.push(sm_down_free_[f.sm_port], {Kind::Complete, e.req});
         break;
       }
       case Kind::Complete: {
-        auto it = flights_.find(e.req.id);
-        --in_flight_[it->second.sm_port];
-        flights_.erase(it);
-        done.push_back({e.req.id, te});
+        const uint32_t slot = static_cast<uint32_t>(e.req.id);
+        --in_flight_[flights_[slot].sm_port];
+        done.push_back({flights_[slot].id, te});
+        free_flights_.push_back(slot);
         break;
       }
     }

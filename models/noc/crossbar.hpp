@@ -42,14 +42,14 @@ class Crossbar : public FrontDevice {
   void report(StatSink& sink, const std::string& component) const override;
 
  private:
-  struct Flight {
+  struct Flight {  // a slot in flights_; its index is the id the downstream sees
+    uint64_t id;    // the requester's id
     uint32_t sm_port, mem_port, bytes;
-    bool write;
   };
   enum class Kind : uint8_t { AtMemoryPort, Forward, AtSmPort, Complete };
   struct Event {
     Kind kind;
-    MemRequest req;
+    MemRequest req;  // id = flight slot
   };
   Tick occupancy(uint32_t bytes) const;
 
@@ -57,7 +57,8 @@ class Crossbar : public FrontDevice {
   Clock clk_;
   Downstream down_;
   EventHeap<Event> events_;
-  std::unordered_map<uint64_t, Flight> flights_;
+  std::vector<Flight> flights_;
+  std::vector<uint32_t> free_flights_;
   std::vector<Tick> sm_up_free_, sm_down_free_, mem_up_free_, mem_down_free_;
   std::vector<uint32_t> in_flight_;
   std::vector<MemCompletion> buf_;
