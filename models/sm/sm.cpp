@@ -19,6 +19,7 @@ SmParams SmParams::load(const config::Node& gpu) {
   p.line_bytes = gpu.req<uint32_t>("line_bytes", Rule::power_of_two());
   p.sector_bytes = gpu.req<uint32_t>("sector_bytes", Rule::power_of_two());
   p.fast_chunk_bytes = gpu.req<uint32_t>("fast_mode_chunk_bytes", Rule::power_of_two());
+  p.fast_sample_waves = gpu.req<uint32_t>("fast_mode_sample_waves", Rule::range(1, 1e6));
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
   p.pipeline_stages = gpu.req<int>("pipeline_stages", Rule::range(1, 64));

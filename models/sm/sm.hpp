@@ -28,6 +28,9 @@ struct SmParams {
   uint32_t line_bytes = 128;          // request granularity of the detailed mode
   uint32_t sector_bytes = 32;         // smallest access the memory system sees
   uint32_t fast_chunk_bytes = 0;      // contiguous request size of the fast mode
+  // Fast mode: a kernel with more CTAs than this many full waves replays only those waves and
+  // extrapolates its duration linearly in CTAs (streaming kernels reach steady state in a wave).
+  uint32_t fast_sample_waves = 0;
   double cta_launch_ns = 0;           // block-scheduler cost to start one CTA
   double kernel_launch_ns = 0;        // gap between a kernel's dependences resolving and its first CTA
   int pipeline_stages = 1;            // double-buffer depth: the compute left after the last load

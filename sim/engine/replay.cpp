@@ -28,6 +28,7 @@ struct KernelState {
   Tick deps_done = 0;             // when the last dependence finished
   bool ready = false;
   uint64_t next_cta = 0, ctas_done = 0;
+  uint64_t ctas_simulated = 0;    // all of them, or the sampled waves in the fast mode
   Tick start = model::kNever, end = 0;
   Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
   int per_sm = 0;
@@ -60,7 +61,7 @@ struct SmState {
   bool stalled = false;           // the memory system refused a request
 };
 
-enum class Ev : uint8_t { cta_end, kernel_ready };
+enum class Ev : uint8_t { cta_end, kernel_ready, kernel_end };
 struct Event {
   Tick t;
   uint64_t seq;
@@ -123,7 +124,7 @@ void Engine::dispatch(Tick now) {
   // The block scheduler serves kernels in launch order and spreads CTAs breadth-first over SMs.
   for (size_t i = 0; i < ready_.size();) {
     KernelState& k = k_[ready_[i]];
-    const uint64_t total = k.rec->cta_count();
+    const uint64_t total = k.ctas_simulated;
     uint32_t tried = 0;
     while (k.next_cta < total && tried < sms_.size()) {
       const uint32_t sm = rr_sm_;
@@ -255,7 +256,15 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
     span.second = std::max(span.second, now);
   }
   ++ctas_done_;
-  if (++k.ctas_done == r.cta_count()) end_kernel(sl.kernel, now);
+  if (++k.ctas_done == k.ctas_simulated) {
+    if (k.ctas_simulated == r.cta_count()) {
+      end_kernel(sl.kernel, now);
+    } else {
+      // Sampled kernel: the unsimulated CTAs take as long per CTA as the simulated ones did.
+      const double scale = double(r.cta_count()) / double(k.ctas_simulated);
+      push(k.start + Tick(double(now - k.start) * scale), Ev::kernel_end, sl.kernel);
+    }
+  }
   if (opt_.progress && (ctas_done_ & 0xFFF) == 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
 }
 
@@ -315,7 +324,12 @@ ReplayOutput Engine::run() {
     const double n = double(std::max<uint64_t>(1, kernels[i].cta_count()));
     for (int p = 0; p < trace::kPrecisionCount; ++p) per_cta[p] = kernels[i].flops[p] / n;
     k.cta_compute = tc_.compute_ps(per_cta);
-    ctas_total_ += kernels[i].cta_count();
+    k.ctas_simulated = kernels[i].cta_count();
+    if (opt_.fast) {
+      const uint64_t budget = uint64_t(p_.fast_sample_waves) * p_.sm_count * uint64_t(k.per_sm);
+      k.ctas_simulated = std::min<uint64_t>(k.ctas_simulated, budget);
+    }
+    ctas_total_ += k.ctas_simulated;
     if (kernels[i].cta_count() == 0) throw std::runtime_error("kernel " + kernels[i].name + " has an empty grid");
   }
   kernels_left_ = kernels.size();
@@ -361,6 +375,8 @@ ReplayOutput Engine::run() {
       q_.pop();
       if (e.type == Ev::cta_end) {
         end_cta(e.a, e.b, now);
+      } else if (e.type == Ev::kernel_end) {
+        end_kernel(e.a, now);
       } else {
         KernelState& k = k_[e.a];
         k.ready = true;
@@ -394,8 +410,10 @@ ReplayOutput Engine::run() {
     kr.stream = r.stream;
     kr.start_ns = model::ps_to_ns(k.start);
     kr.end_ns = model::ps_to_ns(k.end);
-    kr.bytes_read = k.bytes_read;
-    kr.bytes_written = k.bytes_written;
+    // Sampled kernels: the bytes the unsimulated CTAs would have moved, at the sampled rate.
+    const double cta_scale = double(r.cta_count()) / double(std::max<uint64_t>(1, k.ctas_simulated));
+    kr.bytes_read = uint64_t(double(k.bytes_read) * cta_scale);
+    kr.bytes_written = uint64_t(double(k.bytes_written) * cta_scale);
     kr.flops = r.total_flops();
     kr.ctas = r.cta_count();
     kr.ctas_per_sm = k.per_sm;
@@ -413,8 +431,8 @@ ReplayOutput Engine::run() {
       if (r.flops[p] > 0) flop_ns += r.flops[p] / tc_.peak_flops(trace::Precision(p), p_.sm_count) * 1e9;
     kr.roofline_ns = std::max(mem_ns, flop_ns);
     kr.bound = mem_ns >= flop_ns ? "memory" : "compute";
-    out_.bytes_read += k.bytes_read;
-    out_.bytes_written += k.bytes_written;
+    out_.bytes_read += kr.bytes_read;
+    out_.bytes_written += kr.bytes_written;
     out_.kernels.push_back(std::move(kr));
   }
   for (const auto& a : *in_.accesses)

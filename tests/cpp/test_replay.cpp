@@ -27,6 +27,7 @@ gpu:
   line_bytes: 128
   sector_bytes: 32
   fast_mode_chunk_bytes: 2048
+  fast_mode_sample_waves: 2
   cta_launch_ns: 0
   kernel_launch_ns: 0
   pipeline_stages: 1
@@ -190,4 +191,19 @@ TEST(Replay, BackPressureDelaysButLosesNothing) {
   auto b = run(rig, {kernel(0, 8)}, {stream_read(0, 8, 16384)}, loose);
   EXPECT_EQ(tight.bytes(), loose.bytes());
   EXPECT_GE(a.step_ns, b.step_ns);
+}
+
+TEST(Replay, FastModeSamplesWavesAndExtrapolatesLinearlyInCtas) {
+  // 64 CTAs of 64 KiB on 4 SMs x 8 slots = 32 CTAs per wave; the fast mode replays 2 waves (64
+  // CTAs: all of them) here, so shrink the sample: with 1 wave (32 CTAs) simulated, the kernel's
+  // time is (time of 32 CTAs) x 64/32, and its bytes are counted for all 64 CTAs.
+  Rig full("gpu.max_outstanding_requests_per_sm=256"), sampled("gpu.fast_mode_sample_waves=1");
+  sampled = Rig("gpu.fast_mode_sample_waves=1");
+  sampled.sm.max_outstanding_requests = 256;
+  test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
+  auto det = run(full, {kernel(0, 64)}, {stream_read(0, 64, 65536)}, m1, false);
+  auto fast = run(sampled, {kernel(0, 64)}, {stream_read(0, 64, 65536)}, m2, true);
+  EXPECT_EQ(m2.bytes(), 32u * 65536);                       // only the sampled wave reached memory
+  EXPECT_EQ(fast.kernels[0].bytes_read, 64u * 65536);       // but the kernel reports all its bytes
+  EXPECT_NEAR(fast.step_ns, det.step_ns, 0.03 * det.step_ns);
 }
