@@ -390,9 +390,11 @@ std::vector<std::string> expand_range(double from, double to, double step, doubl
     const double v = step != 0 ? from + double(i) * step : from * std::pow(factor, double(i));
     const bool past = (step > 0 || factor > 1) ? v > to + tol : v < to - tol;
     if (past) break;
-    // Round geometric values to the nearest integer when they are one within rounding.
-    const double r = std::round(v);
-    out.push_back(number_text(std::fabs(v - r) <= 1e-9 * std::max(1.0, std::fabs(v)) ? r : v));
+    // 12 significant digits drop the binary residue (0.1 + 2 x 0.1 = 0.30000000000000004 → 0.3)
+    // that would otherwise leak into the config and its hash.
+    char b[32];
+    std::snprintf(b, sizeof b, "%.12g", v);
+    out.push_back(number_text(std::strtod(b, nullptr)));
     if (step == 0 && factor == 0) break;
   }
   return out;
