@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// libsystemc.so's main() calls sc_main; the extension never elaborates, but the symbol must exist
-// when Python loads the library.
+// libsystemc.so's main() calls sc_main, so loading the library needs the symbol even though the
+// Python extension never elaborates; the package loads this library with RTLD_GLOBAL first.
 #include <cstdio>
 
-int sc_main(int, char*[]) {
+extern "C" int sc_main(int, char*[]) {  // as <systemc> declares it
   std::fprintf(stderr, "indexsim._core does not run SystemC simulations: use the indexsim executable\n");
   return 1;
 }

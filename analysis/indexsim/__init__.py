@@ -21,8 +21,21 @@ from .results import components, kernels, load, row_counts
 from .run import Result, run
 from .sweep import SweepSummary, merge, plan, sweep
 
+
+def _load_core():
+    # libsystemc.so (a dependency of _core) needs an sc_main in the global scope when it loads.
+    import ctypes
+    for d in __path__:
+        lib = _os.path.join(d, "libindexsim_sc_main.so")
+        if _os.path.isfile(lib):
+            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+            break
+    import importlib
+    return importlib.import_module("._core", __name__)
+
+
 try:
-    from . import _core  # noqa: F401
+    _core = _load_core()
 except ImportError:  # a source checkout without the built extension
     _core = None
 
