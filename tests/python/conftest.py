@@ -9,7 +9,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "sweeps" / "smoke.yaml"
-sys.path.insert(0, str(REPO / "analysis"))
+# The source tree's package, unless the installed one is under test (INDEXSIM_TEST_INSTALLED=1).
+if os.environ.get("INDEXSIM_TEST_INSTALLED") != "1":
+    sys.path.insert(0, str(REPO / "analysis"))
 
 import indexsim  # noqa: E402
 
