@@ -173,6 +173,7 @@ std::vector<T> Node::req_list(const std::string& key, const Rule& rule) const {
   std::vector<T> out;
   nlohmann::json arr = nlohmann::json::array();
   for (size_t i = 0; i < n.size(); ++i) {
+    doc_->mark_used(key_path(key) + "." + std::to_string(i));
     out.push_back(convert<T>(key + "." + std::to_string(i), n[i], rule));
     arr.push_back(out.back());
   }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The main job: installs and builds (scripts/setup.sh), then runs the default study
+# (configs/studies/default.yaml) into results/default-study.sqlite and prints its table.
+# Re-running skips nothing it has not stored: each run is replaced by its newer result.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+mkdir -p results
+BUILD=${INDEXSIM_BUILD_DIR:-build}
+"$BUILD/sim/indexsim" trace gen --workload glm-5 --context 1048576 -o results/glm-5-decode-1M.itr
+"$BUILD/sim/indexsim" trace info results/glm-5-decode-1M.itr | head -40
+exec "$BUILD/sim/indexsim" study "${1:-default}" --db results/default-study.sqlite
