@@ -24,6 +24,8 @@ PY=${PYTHON:-python3}
 
 BUILD=${INDEXSIM_BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# nvcc (CUDA 13) lives in /usr/local/cuda on these machines; CMake finds it through CUDACXX.
+if [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then export CUDACXX=/usr/local/cuda/bin/nvcc; fi
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINDEXSIM_BUILD_PYTHON=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 echo "setup: built into $BUILD/"
