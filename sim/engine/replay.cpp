@@ -34,6 +34,7 @@ struct KernelState {
   int per_sm = 0;
   uint64_t bytes_read = 0, bytes_written = 0;
   std::vector<double> bytes_by_region;  // for the roofline
+  std::map<uint32_t, double> bytes_by_tensor;
 };
 
 struct Slot {
@@ -304,8 +305,16 @@ ReplayOutput Engine::run() {
       throw std::runtime_error("access record names unknown tensor " + std::to_string(a.tensor));
     KernelState& k = k_[it->second];
     k.accesses.push_back(&a);
-    if (k.bytes_by_region.empty()) k.bytes_by_region.assign(regions_.size(), 0.0);
-    k.bytes_by_region[region_of(a.tensor)] += double(a.total_bytes());
+    k.bytes_by_tensor[a.tensor] += double(a.total_bytes());
+  }
+  // The memory roofline counts compulsory traffic: re-reads of a tensor beyond its footprint can be
+  // served by the L2 (a GEMM's panels), so each tensor contributes at most its size.
+  for (auto& k : k_) {
+    k.bytes_by_region.assign(regions_.size(), 0.0);
+    for (const auto& [t, b] : k.bytes_by_tensor) {
+      const double cap = t < in_.tensor_bytes.size() ? double(in_.tensor_bytes[t]) : b;
+      k.bytes_by_region[region_of(t)] += std::min(b, std::max(cap, 1.0));
+    }
   }
   for (uint32_t i = 0; i < kernels.size(); ++i) {
     KernelState& k = k_[i];

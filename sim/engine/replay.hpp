@@ -27,6 +27,7 @@ struct ReplayInput {
   std::vector<uint64_t> tensor_base;          // physical base address of each tensor id
   std::vector<double> tensor_peak_GBps;       // peak bandwidth of the region each tensor lives in
   std::vector<std::string> tensor_region;     // region name of each tensor (for statistics)
+  std::vector<uint64_t> tensor_bytes;         // footprint of each tensor: a kernel's compulsory traffic is at most this
 };
 
 struct ReplayOptions {

@@ -171,6 +171,7 @@ RunResult simulate(const RunSpec& spec) {
   for (size_t t = 0; t < w.tensors().size(); ++t) {
     in.tensor_peak_GBps.push_back(pl.regions[pl.region_of[t]].peak_GBps);
     in.tensor_region.push_back(pl.regions[pl.region_of[t]].name);
+    in.tensor_bytes.push_back(w.tensors()[t].bytes);
   }
   ReplayOptions opt;
   opt.fast = spec.fast;
