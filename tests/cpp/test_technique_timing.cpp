@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Step-time effects of the techniques come out of the replay (never a formula pasted into a result):
+// these tests check their direction on a small GLM-5-shaped model whose step is dominated by the
+// indexer scan (8 DSA layers, small projections, 64K tokens of context).
+#include <gtest/gtest.h>
+
+#include "sim/engine/simulation.hpp"
+
+using namespace indexsim;
+
+namespace {
+
+sim::RunSpec small(const std::string& techniques, std::vector<std::string> extra = {}) {
+  sim::RunSpec s;
+  s.hardware = "h200";
+  s.workload = "glm-5";
+  s.techniques = techniques;
+  s.step.context = 65536;
+  s.fast = true;
+  s.sets = {"workload.model.num_layers=8",
+            "workload.layers=[{first: 0, last: 7, attention: dsa, indexer: full, mlp: dense}]",
+            "workload.model.vocab_size=2048",
+            "workload.model.hidden_size=1024",
+            "workload.mlp.dense_intermediate_size=1024",
+            "workload.attention.num_heads=8",
+            "workload.attention.q_lora_rank=512"};
+  for (auto& e : extra) s.sets.push_back(e);
+  return s;
+}
+
+struct Scan {
+  double ns = 0, bytes = 0;
+};
+Scan indexer_scan(const sim::RunResult& r) {
+  Scan s;
+  for (const auto& k : r.kernels)
+    if (k.kind == "indexer_score") {
+      s.ns += k.duration_ns();
+      s.bytes += double(k.bytes_read);
+    }
+  return s;
+}
+
+}  // namespace
+
+TEST(TechniqueTiming, IndexShareWithOverlapIsNeverSlowerThanWithout) {
+  const auto with = sim::simulate(small("indexshare", {"techniques.index_share.first_layer_sram=false"}));
+  const auto without = sim::simulate(small("indexshare", {"techniques.index_share.overlap=false",
+                                                          "techniques.index_share.first_layer_sram=false"}));
+  EXPECT_LE(with.step_ns, without.step_ns * 1.001) << "overlap " << with.step_ns << " ns vs " << without.step_ns;
+  EXPECT_GE(with.step_ns, with.roofline_ns);
+}
+
+TEST(TechniqueTiming, IndexShareRunsTheIndexerOnFewerLayersAndIsFaster) {
+  const auto base = sim::simulate(small("baseline"));
+  const auto share = sim::simulate(small("indexshare", {"techniques.index_share.first_layer_sram=false"}));
+  EXPECT_LT(indexer_scan(share).bytes, indexer_scan(base).bytes);
+  EXPECT_LT(share.step_ns, base.step_ns);
+}
+
+TEST(TechniqueTiming, PoolingShortensTheScanAboutInProportionToItsBytes) {
+  // 4:1 pooling reads a quarter of the indexer bytes; while the scan is memory-bound its time
+  // should fall by about the same factor: t_pool / t_base ≈ bytes_pool / bytes_base (within 35 %).
+  const auto base = sim::simulate(small("baseline"));
+  const auto pool = sim::simulate(small("indexpool", {"techniques.index_pool.recent_full=0"}));
+  const Scan b = indexer_scan(base), p = indexer_scan(pool);
+  ASSERT_GT(b.bytes, 0);
+  const double byte_ratio = p.bytes / b.bytes, time_ratio = p.ns / b.ns;
+  EXPECT_NEAR(byte_ratio, 0.25, 0.02);
+  EXPECT_NEAR(time_ratio / byte_ratio, 1.0, 0.35) << "time ratio " << time_ratio << ", byte ratio " << byte_ratio;
+  EXPECT_LT(pool.step_ns, base.step_ns);
+}
+
+TEST(TechniqueTiming, NoStepBeatsItsRoofline) {
+  for (const char* t : {"baseline", "indexpool", "dimprune", "quantize-fp4"}) {
+    const auto r = sim::simulate(small(t));
+    EXPECT_GE(r.step_ns, r.roofline_ns) << t;
+  }
+}
