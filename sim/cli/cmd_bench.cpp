@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/params.hpp"
+#include "sim/core/paths.hpp"
 #include "sim/memsys/bench.hpp"
 #include "sim/memsys/memory_system.hpp"
 
@@ -18,14 +19,6 @@ namespace {
 std::vector<BenchSubcommand>& table() {
   static std::vector<BenchSubcommand> t;
   return t;
-}
-
-// A name picks configs/hardware/NAME.yaml (from the working directory, else the source tree).
-std::string hardware_path(const std::string& arg) {
-  if (arg.find('/') != std::string::npos || arg.find(".yaml") != std::string::npos) return arg;
-  const std::string rel = "configs/hardware/" + arg + ".yaml";
-  if (std::ifstream(rel)) return rel;
-  return std::string(INDEXSIM_SOURCE_DIR) + "/" + rel;
 }
 
 const char* kMemoryUsage =
@@ -58,7 +51,7 @@ int bench_memory(const Args& args) {
   ap.finish();
   if (spec.write_fraction < 0 || spec.write_fraction > 1) throw std::invalid_argument("--write-fraction must be in [0, 1]");
 
-  auto doc = config::Document::load_file(hardware_path(hw));
+  auto doc = config::Document::load_file(sim::find_config("hardware", hw));
   for (const auto& s : sets) doc->set(s);
   auto root = doc->root();
   const std::string hw_name = root.req<std::string>("name");

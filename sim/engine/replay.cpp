@@ -401,6 +401,9 @@ ReplayOutput Engine::run() {
   out_.step_ns = model::ps_to_ns(now);
   out_.region_names = regions_;
   out_.bytes_by_region_read.assign(regions_.size(), 0);
+  std::vector<double> region_peak(regions_.size(), 0.0);
+  for (size_t t = 0; t < region_index_.size(); ++t)
+    region_peak[region_index_[t]] = std::max(region_peak[region_index_[t]], in_.tensor_peak_GBps[t]);
   double resident = 0, tensor = 0;
   for (const auto& s : sms_) {
     resident += double(s.resident_total);
@@ -428,13 +431,8 @@ ReplayOutput Engine::run() {
     kr.ctas_per_sm = k.per_sm;
     kr.measured_ns = double(r.measured_ns);
     double mem_ns = 0;
-    for (size_t g = 0; g < k.bytes_by_region.size(); ++g) {
-      // bytes / (GB/s) = ns
-      double peak = 0;
-      for (size_t t = 0; t < region_index_.size(); ++t)
-        if (region_index_[t] == g) peak = std::max(peak, in_.tensor_peak_GBps[t]);
-      if (peak > 0) mem_ns = std::max(mem_ns, k.bytes_by_region[g] / peak);
-    }
+    for (size_t g = 0; g < k.bytes_by_region.size(); ++g)
+      if (region_peak[g] > 0) mem_ns = std::max(mem_ns, k.bytes_by_region[g] / region_peak[g]);  // B / (GB/s) = ns
     double flop_ns = 0;
     for (int p = 0; p < trace::kPrecisionCount; ++p)
       if (r.flops[p] > 0) flop_ns += r.flops[p] / tc_.peak_flops(trace::Precision(p), p_.sm_count) * 1e9;

@@ -34,10 +34,8 @@ class Quantize : public Technique {
  public:
   explicit Quantize(const config::Node& n) {
     const std::vector<std::string> formats = {"fp32", "fp16", "bf16", "fp8", "fp4"};
-    indexer_ = n.opt<std::string>("indexer", "", Rule::choice(formats));
-    kv_ = n.opt<std::string>("kv", "", Rule::choice(formats));
-    if (n.has("indexer") == false) indexer_.clear();
-    if (n.has("kv") == false) kv_.clear();
+    if (n.has("indexer")) indexer_ = n.req<std::string>("indexer", Rule::choice(formats));
+    if (n.has("kv")) kv_ = n.req<std::string>("kv", Rule::choice(formats));
   }
 
   void reshape(trace::ModelShape& m) const override {
