@@ -17,7 +17,8 @@ uint32_t log2u(uint64_t v) {
 }  // namespace
 
 std::vector<std::string> AddressMap::mapping_names() {
-  return {"row_bank_column_channel", "row_column_bank_channel", "row_bank_column_channel_xor"};
+  return {"row_bank_column_channel", "row_column_bank_channel", "row_bank_column_channel_xor",
+          "row_bank_rank_column_channel"};
 }
 
 void AddressMap::validate(const DramParams& p, const config::Node& n) {
@@ -59,11 +60,20 @@ AddressMap::AddressMap(const DramParams& p) {
     order.push_back({kSid, p.sids});
   };
   order.push_back({kColLo, col_lo_});
-  channel();
-  if (p.address_mapping == "row_column_bank_channel") {
+  if (p.address_mapping == "row_bank_rank_column_channel") {
+    order.push_back({kCh, chs_});
+    order.push_back({kStack, p.stacks});
+    order.push_back({kPc, pcs_});
+    order.push_back({kSid, p.sids});
+    order.push_back({kColHi, col_hi});
+    order.push_back({kBg, bgs_});
+    order.push_back({kBank, banks_});
+  } else if (p.address_mapping == "row_column_bank_channel") {
+    channel();
     bank();
     order.push_back({kColHi, col_hi});
   } else {
+    channel();
     order.push_back({kColHi, col_hi});
     bank();
   }
@@ -86,14 +96,7 @@ DramAddress AddressMap::decode(uint64_t addr) const {
     }
   }
   const auto row = static_cast<uint32_t>(x);
-  if (xor_hash_) {
-    uint32_t h = row;
-    v[kBg] ^= h & (bgs_ - 1);
-    h >>= bg_bits_;
-    v[kBank] ^= h & (banks_ - 1);
-    v[kPc] ^= row & (pcs_ - 1);
-    v[kCh] ^= (row >> pc_bits_) & (chs_ - 1);
-  }
+  if (xor_hash_) apply_xor(v, row);
   DramAddress a;
   a.pc = v[kPc] + pcs_ * (v[kCh] + chs_ * v[kStack]);
   a.group = v[kBg] + bgs_ * v[kSid];
@@ -101,6 +104,32 @@ DramAddress AddressMap::decode(uint64_t addr) const {
   a.row = row;
   a.column = v[kColLo] + col_lo_ * v[kColHi];
   return a;
+}
+
+// XOR with row bits is its own inverse, so encode applies the same hash to undo it.
+void AddressMap::apply_xor(uint32_t* v, uint32_t row) const {
+  uint32_t h = row;
+  v[kBg] ^= h & (bgs_ - 1);
+  h >>= bg_bits_;
+  v[kBank] ^= h & (banks_ - 1);
+  v[kPc] ^= row & (pcs_ - 1);
+  v[kCh] ^= (row >> pc_bits_) & (chs_ - 1);
+}
+
+uint64_t AddressMap::encode(const DramAddress& a) const {
+  uint32_t v[kFieldCount] = {};
+  v[kColLo] = a.column % col_lo_;
+  v[kColHi] = a.column / col_lo_;
+  v[kPc] = a.pc % pcs_;
+  v[kCh] = (a.pc / pcs_) % chs_;
+  v[kStack] = a.pc / (pcs_ * chs_);
+  v[kBank] = a.bank % banks_;
+  v[kBg] = a.group % bgs_;
+  v[kSid] = a.group / bgs_;
+  if (xor_hash_) apply_xor(v, a.row);
+  uint64_t x = a.row;
+  for (auto d = digits_.rbegin(); d != digits_.rend(); ++d) x = x * d->radix + v[d->field];
+  return x << burst_shift_;
 }
 
 }  // namespace indexsim::model::dram

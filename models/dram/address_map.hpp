@@ -8,6 +8,12 @@
 //   row_bank_column_channel_xor  as row_bank_column_channel, with the pc, ch, bg and bank fields
 //                                XORed with low row bits (permutation-based interleave), so rows that
 //                                collide in one bank of one channel spread over banks and channels
+//   row_bank_rank_column_channel MSB row | bank bg | sid pc | column_hi | stack ch | column_lo  LSB
+//                                Ramulator 2's RoBaRaCoCh (src/addr_mapper/impl/linear_mappers.cpp):
+//                                channel lowest, then column, then the level below the channel (the
+//                                pseudo-channel of its HBM3 model, the rank of DDR), bank group, bank,
+//                                row. With channel_interleave_bytes = one burst, column_lo is empty
+//                                and the order is Ramulator 2's bit for bit.
 //
 // column_lo spans channel_interleave_bytes: that many bytes stay in one row of one pseudo-channel
 // before the next pseudo-channel takes over, so a stream spreads across every pseudo-channel.
@@ -37,6 +43,8 @@ class AddressMap {
 
   explicit AddressMap(const DramParams& p);
   DramAddress decode(uint64_t addr) const;
+  // The inverse of decode for an address inside the capacity: decode(encode(a)) == a.
+  uint64_t encode(const DramAddress& a) const;
   uint32_t interleave_bytes() const { return interleave_bytes_; }
 
  private:
@@ -53,6 +61,7 @@ class AddressMap {
   uint32_t burst_shift_ = 0;
   uint32_t interleave_bytes_ = 0;
   uint32_t col_lo_ = 0, pcs_ = 0, chs_ = 0, bgs_ = 0, banks_ = 0;
+  void apply_xor(uint32_t* v, uint32_t row) const;
   uint32_t pc_bits_ = 0, ch_bits_ = 0, bg_bits_ = 0;
 };
 

@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// `indexsim bench memory`: a closed-loop load on one memory target of a hardware preset.
+// `indexsim bench memory`: a closed-loop load on one memory target of a hardware preset, from a
+// synthetic pattern or replayed from a DRAMsim3, Ramulator 2 or DRAMSys memory trace.
 #include "sim/cli/cmd_bench.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "models/dram/dram_params.hpp"
 #include "sim/config/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/memsys/bench.hpp"
 #include "sim/memsys/memory_system.hpp"
+#include "sim/memtrace/plain_trace.hpp"
+#include "sim/memtrace/target.hpp"
+#include "sim/memtrace/trace_source.hpp"
 
 namespace indexsim::cli {
 
@@ -24,7 +30,14 @@ std::vector<BenchSubcommand>& table() {
 const char* kMemoryUsage =
     "usage: indexsim bench memory --hardware NAME|FILE --pattern stream|random|mix|pointer-chase\n"
     "         [--target hbm|cxl|sram|hbf|l2|system] [--requests N] [--requesters N] [--outstanding N]\n"
-    "         [--bytes B] [--footprint-MiB F] [--write-fraction W] [--seed S] [--set key=value]... [--json]\n";
+    "         [--bytes B] [--footprint-MiB F] [--write-fraction W] [--seed S] [--set key=value]... [--json]\n"
+    "       indexsim bench memory --hardware NAME|FILE --trace FILE\n"
+    "         --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys [--back-to-back]\n"
+    "         [--trace-clock-MHz F] [--target T] [--requesters N] [--outstanding N] [--bytes B]\n"
+    "         [--set key=value]... [--json]\n"
+    "  A trace's time stamps are honoured (cycles at --trace-clock-MHz, by default the target memory's\n"
+    "  clock_MHz) unless --back-to-back: then requesters x outstanding slots issue it as fast as the\n"
+    "  memory accepts. --bytes sizes each request (dramsys lines may give their own `(N)`).\n";
 
 int bench_memory(const Args& args) {
   ArgParser ap(args);
@@ -34,18 +47,34 @@ int bench_memory(const Args& args) {
   }
   const std::string hw = ap.value("--hardware");
   if (hw.empty()) throw std::invalid_argument(std::string("--hardware is required\n") + kMemoryUsage);
+  const std::string trace_file = ap.value("--trace");
+  const bool trace_mode = !trace_file.empty();
   const std::string pattern_s = ap.value("--pattern");
-  if (pattern_s.empty()) throw std::invalid_argument(std::string("--pattern is required\n") + kMemoryUsage);
+  if (trace_mode && !pattern_s.empty()) throw std::invalid_argument("--pattern and --trace exclude each other");
+  if (!trace_mode && pattern_s.empty()) throw std::invalid_argument(std::string("--pattern or --trace is required\n") + kMemoryUsage);
   sim::BenchSpec spec;
-  spec.pattern = sim::parse_bench_pattern(pattern_s);
+  sim::TraceReplaySpec tspec;
+  sim::memtrace::Format format = sim::memtrace::Format::DramSim3;
+  double trace_clock_MHz = 0;
+  if (trace_mode) {
+    const std::string f = ap.value("--format");
+    if (f.empty()) throw std::invalid_argument(std::string("--trace needs --format\n") + kMemoryUsage);
+    format = sim::memtrace::parse_format(f);
+    tspec.back_to_back = ap.flag("--back-to-back");
+    trace_clock_MHz = ap.f64("--trace-clock-MHz", 0);
+    for (const char* o : {"--requests", "--footprint-MiB", "--write-fraction", "--seed"})
+      if (ap.has(o)) throw std::invalid_argument(std::string(o) + " applies to --pattern, not to --trace");
+  } else {
+    spec.pattern = sim::parse_bench_pattern(pattern_s);
+    spec.requests = ap.u64("--requests", 1000000);
+    spec.seed = ap.u64("--seed", 1);
+    spec.write_fraction = ap.f64("--write-fraction", spec.pattern == sim::BenchPattern::Mix ? 1.0 / 3.0 : 0.0);
+  }
   const std::string target = ap.value("--target", "hbm");
-  spec.requests = ap.u64("--requests", 1000000);
   spec.requesters = static_cast<uint32_t>(ap.u64("--requesters", 132));
   spec.outstanding = static_cast<uint32_t>(ap.u64("--outstanding", 64));
   spec.bytes = static_cast<uint32_t>(ap.u64("--bytes", 64));
-  spec.seed = ap.u64("--seed", 1);
-  spec.write_fraction = ap.f64("--write-fraction", spec.pattern == sim::BenchPattern::Mix ? 1.0 / 3.0 : 0.0);
-  const double footprint_MiB = ap.f64("--footprint-MiB", 0);
+  const double footprint_MiB = trace_mode ? 0 : ap.f64("--footprint-MiB", 0);
   const auto sets = ap.values("--set");
   const bool json = ap.flag("--json");
   ap.finish();
@@ -56,12 +85,32 @@ int bench_memory(const Args& args) {
   auto root = doc->root();
   const std::string hw_name = root.req<std::string>("name");
   root.note("description");
-  const double sm_clock_MHz = root.child("gpu").req<double>("sm_clock_MHz", config::Rule::positive());
-  root.note("gpu");  // the SM model's section: this command reads only the SM clock
-  // Build the whole memory system once, so that every memory key is read and checked.
-  auto system = sim::make_target(root, "system");
-  doc->check_unused();
-  auto dev = target == "system" ? std::move(system) : sim::make_target(root, target);
+  // A stand-alone memory preset (e.g. hbm3-stack-6400) has no gpu section: latencies are then not
+  // given in SM cycles.
+  double sm_clock_MHz = 0;
+  if (root.has("gpu")) {
+    sm_clock_MHz = root.child("gpu").req<double>("sm_clock_MHz", config::Rule::positive());
+    root.note("gpu");  // the SM model's section: this command reads only the SM clock
+  }
+  // Build every part once, so that every memory key is read and checked: the whole system where
+  // the preset has one (an L2), else each region.
+  std::unique_ptr<model::MemoryDevice> dev;
+  if (root.has("l2")) {
+    auto system = sim::make_target(root, "system");
+    doc->check_unused();
+    dev = target == "system" ? std::move(system) : sim::make_target(root, target);
+  } else {
+    const auto names = sim::target_names(root);
+    if (target == "l2" || target == "system" || std::find(names.begin(), names.end(), target) == names.end()) {
+      std::string choice;
+      for (const auto& r : sim::read_regions(root)) choice += (choice.empty() ? "" : ", ") + r.name;
+      throw std::invalid_argument("unknown target '" + target + "': this preset has no L2, its targets are {" + choice + "}");
+    }
+    for (const auto& r : sim::read_regions(root))
+      if (r.name != target) sim::make_target(root, r.name);
+    dev = sim::make_target(root, target);
+    doc->check_unused();
+  }
 
   // A region target sees device-local addresses; system and l2 see the address map, and load the
   // first cached region (the HBM in the shipped presets).
@@ -73,36 +122,73 @@ int bench_memory(const Args& args) {
     spec.base = sim::region_base(root, region);
   }
   const uint64_t cap = dev->capacity_bytes();
-  spec.footprint_bytes = footprint_MiB > 0 ? static_cast<uint64_t>(footprint_MiB * 1024 * 1024) : cap;
-  if (spec.footprint_bytes > cap) throw std::invalid_argument("--footprint-MiB exceeds the target's capacity");
 
-  const auto r = sim::run_memory_bench(*dev, spec);
+  sim::BenchResult r;
+  std::string timing;
+  if (trace_mode) {
+    const config::Node section = sim::memtrace::target_section(root, target);
+    std::unique_ptr<sim::memtrace::AddressVectorCodec> codec;
+    if (format == sim::memtrace::Format::RamulatorReadWrite)
+      codec = std::make_unique<sim::memtrace::AddressVectorCodec>(model::dram::load_dram_params(section));
+    if (trace_clock_MHz <= 0 && sim::memtrace::has_timestamps(format) && !tspec.back_to_back) {
+      if (!section.has("clock_MHz"))
+        throw std::invalid_argument("the target's section has no clock_MHz: give --trace-clock-MHz");
+      trace_clock_MHz = section.req<double>("clock_MHz", config::Rule::positive());
+    }
+    tspec.requesters = spec.requesters;
+    tspec.outstanding = spec.outstanding;
+    tspec.base = spec.base;
+    sim::memtrace::PlainTraceReader reader(trace_file, format, codec.get());
+    sim::memtrace::PlainTraceSource source(reader, trace_clock_MHz, spec.bytes);
+    r = sim::run_trace_bench(*dev, source, tspec);
+    char buf[96];
+    if (tspec.back_to_back) timing = "back-to-back";
+    else if (!sim::memtrace::has_timestamps(format)) timing = "back-to-back (the format has no time stamps)";
+    else std::snprintf(buf, sizeof buf, "time stamps at %.6g MHz", trace_clock_MHz), timing = buf;
+  } else {
+    spec.footprint_bytes = footprint_MiB > 0 ? static_cast<uint64_t>(footprint_MiB * 1024 * 1024) : cap;
+    if (spec.footprint_bytes > cap) throw std::invalid_argument("--footprint-MiB exceeds the target's capacity");
+    r = sim::run_memory_bench(*dev, spec);
+  }
   const double peak = dev->peak_bandwidth_GBps();
   double row_hit = -1;
   for (const auto& row : r.stats.rows())
     if (row.statistic == "row_hit_rate" && (row.unit_name == region || row_hit < 0)) row_hit = row.value;
   const double cyc_per_ns = sm_clock_MHz / 1000.0;
   const double sim_ns = static_cast<double>(r.sim_ps) / 1000.0;
+  const bool chase = !trace_mode && spec.pattern == sim::BenchPattern::PointerChase;
 
   if (json) {
     nlohmann::json j;
     j["hardware"] = hw_name;
     j["config_hash"] = config::stable_hash(doc->resolved());
     j["target"] = target;
-    j["pattern"] = sim::to_string(spec.pattern);
+    if (trace_mode) {
+      j["trace"] = trace_file;
+      j["format"] = sim::memtrace::to_string(format);
+      j["timing"] = tspec.back_to_back || !sim::memtrace::has_timestamps(format) ? "back-to-back" : "timestamps";
+      if (!tspec.back_to_back && sim::memtrace::has_timestamps(format)) j["trace_clock_MHz"] = trace_clock_MHz;
+      j["reads"] = r.reads;
+      j["writes"] = r.writes;
+    } else {
+      j["pattern"] = sim::to_string(spec.pattern);
+      j["seed"] = spec.seed;
+      j["footprint_bytes"] = spec.footprint_bytes;
+      j["write_fraction"] = spec.write_fraction;
+    }
     j["requests"] = r.requests;
     j["bytes_per_request"] = spec.bytes;
-    j["requesters"] = spec.pattern == sim::BenchPattern::PointerChase ? 1 : spec.requesters;
-    j["outstanding"] = spec.pattern == sim::BenchPattern::PointerChase ? 1 : spec.outstanding;
-    j["seed"] = spec.seed;
-    j["footprint_bytes"] = spec.footprint_bytes;
-    j["write_fraction"] = spec.write_fraction;
+    j["requesters"] = chase ? 1 : spec.requesters;
+    j["outstanding"] = chase ? 1 : spec.outstanding;
     j["bandwidth_GBps"] = r.bandwidth_GBps;
     j["peak_bandwidth_GBps"] = peak;
     j["fraction_of_peak"] = peak > 0 ? r.bandwidth_GBps / peak : 0;
     j["latency_ns"] = {{"mean", r.latency_mean_ns}, {"p50", r.latency_p50_ns}, {"p99", r.latency_p99_ns}};
-    j["latency_sm_cycles"] = {{"mean", r.latency_mean_ns * cyc_per_ns}, {"p50", r.latency_p50_ns * cyc_per_ns},
-                              {"p99", r.latency_p99_ns * cyc_per_ns}};
+    if (sm_clock_MHz > 0)
+      j["latency_sm_cycles"] = {{"mean", r.latency_mean_ns * cyc_per_ns}, {"p50", r.latency_p50_ns * cyc_per_ns},
+                                {"p99", r.latency_p99_ns * cyc_per_ns}};
+    else
+      j["latency_sm_cycles"] = nullptr;
     j["row_hit_rate"] = row_hit >= 0 ? nlohmann::json(row_hit) : nlohmann::json(nullptr);
     j["sim_time_ns"] = sim_ns;
     j["wall_s"] = r.wall_s;
@@ -114,17 +200,29 @@ int bench_memory(const Args& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("bench memory  hardware=%s target=%s pattern=%s requests=%llu bytes=%u requesters=%u outstanding=%u seed=%llu\n",
-              hw_name.c_str(), target.c_str(), sim::to_string(spec.pattern),
-              static_cast<unsigned long long>(r.requests), spec.bytes,
-              spec.pattern == sim::BenchPattern::PointerChase ? 1u : spec.requesters,
-              spec.pattern == sim::BenchPattern::PointerChase ? 1u : spec.outstanding,
-              static_cast<unsigned long long>(spec.seed));
+  if (trace_mode)
+    std::printf("bench memory  hardware=%s target=%s trace=%s format=%s timing=%s requests=%llu (reads %llu, writes %llu) bytes=%u",
+                hw_name.c_str(), target.c_str(), trace_file.c_str(), sim::memtrace::to_string(format), timing.c_str(),
+                static_cast<unsigned long long>(r.requests), static_cast<unsigned long long>(r.reads),
+                static_cast<unsigned long long>(r.writes), spec.bytes);
+  else
+    std::printf("bench memory  hardware=%s target=%s pattern=%s requests=%llu bytes=%u", hw_name.c_str(),
+                target.c_str(), sim::to_string(spec.pattern), static_cast<unsigned long long>(r.requests), spec.bytes);
+  if (!trace_mode || tspec.back_to_back)
+    std::printf(" requesters=%u outstanding=%u", chase ? 1u : spec.requesters, chase ? 1u : spec.outstanding);
+  if (!trace_mode) std::printf(" seed=%llu", static_cast<unsigned long long>(spec.seed));
+  std::printf("\n");
   std::printf("  %-24s %14.1f GB/s  (%.1f %% of %.1f GB/s peak)\n", "bandwidth", r.bandwidth_GBps,
               peak > 0 ? 100 * r.bandwidth_GBps / peak : 0.0, peak);
-  std::printf("  %-24s %14.1f ns    (%.0f SM cycles)\n", "latency mean", r.latency_mean_ns, r.latency_mean_ns * cyc_per_ns);
-  std::printf("  %-24s %14.1f ns    (%.0f SM cycles)\n", "latency p50", r.latency_p50_ns, r.latency_p50_ns * cyc_per_ns);
-  std::printf("  %-24s %14.1f ns    (%.0f SM cycles)\n", "latency p99", r.latency_p99_ns, r.latency_p99_ns * cyc_per_ns);
+  const char* what = trace_mode ? "read latency" : "latency";
+  auto lat_line = [&](const char* q, double ns) {
+    const std::string label = std::string(what) + " " + q;
+    if (sm_clock_MHz > 0) std::printf("  %-24s %14.1f ns    (%.0f SM cycles)\n", label.c_str(), ns, ns * cyc_per_ns);
+    else std::printf("  %-24s %14.1f ns\n", label.c_str(), ns);
+  };
+  lat_line("mean", r.latency_mean_ns);
+  lat_line("p50", r.latency_p50_ns);
+  lat_line("p99", r.latency_p99_ns);
   if (row_hit >= 0) std::printf("  %-24s %14.3f\n", "row-hit rate", row_hit);
   else std::printf("  %-24s %14s\n", "row-hit rate", "n/a");
   std::printf("  %-24s %14.1f us\n", "simulated time", sim_ns / 1000.0);
@@ -152,7 +250,7 @@ bool register_bench_subcommand(const BenchSubcommand& s) {
 }
 const std::vector<BenchSubcommand>& bench_subcommands() { return table(); }
 
-INDEXSIM_BENCH_SUBCOMMAND("memory", "closed-loop load on a memory target: bandwidth, latency, row hits, speed", bench_memory);
+INDEXSIM_BENCH_SUBCOMMAND("memory", "a pattern or a memory trace on a memory target: bandwidth, latency, row hits, speed", bench_memory);
 INDEXSIM_COMMAND("bench", "benchmarks: `bench memory`", bench);
 
 }  // namespace indexsim::cli

@@ -31,6 +31,24 @@ const char* to_string(BenchPattern p) {
   return "?";
 }
 
+namespace {
+
+void fill_latency(BenchResult& r, std::vector<Tick>& lat) {
+  if (lat.empty()) return;
+  double sum = 0;
+  for (Tick l : lat) sum += static_cast<double>(l);
+  r.latency_mean_ns = sum / lat.size() / 1000.0;
+  auto pct = [&lat](double q) {
+    const size_t k = std::min(lat.size() - 1, static_cast<size_t>(q * (lat.size() - 1) + 0.5));
+    std::nth_element(lat.begin(), lat.begin() + k, lat.end());
+    return static_cast<double>(lat[k]) / 1000.0;
+  };
+  r.latency_p50_ns = pct(0.50);
+  r.latency_p99_ns = pct(0.99);
+}
+
+}  // namespace
+
 BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   BenchSpec s = s0;
   if (s.pattern == BenchPattern::PointerChase) s.requesters = s.outstanding = 1;
@@ -99,18 +117,90 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   r.end_ps = last;
   r.sim_ps = last - s.start_ps;
   r.bandwidth_GBps = r.sim_ps ? static_cast<double>(r.bytes) / (static_cast<double>(r.sim_ps) / 1000.0) : 0;  // bytes/ns
-  if (!lat.empty()) {
-    double sum = 0;
-    for (Tick l : lat) sum += static_cast<double>(l);
-    r.latency_mean_ns = sum / lat.size() / 1000.0;
-    auto pct = [&lat](double q) {
-      const size_t k = std::min(lat.size() - 1, static_cast<size_t>(q * (lat.size() - 1) + 0.5));
-      std::nth_element(lat.begin(), lat.begin() + k, lat.end());
-      return static_cast<double>(lat[k]) / 1000.0;
-    };
-    r.latency_p50_ns = pct(0.50);
-    r.latency_p99_ns = pct(0.99);
+  fill_latency(r, lat);
+  dev.report(r.stats, "");
+  return r;
+}
+
+BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const TraceReplaySpec& s) {
+  if (s.back_to_back && (s.requesters == 0 || s.outstanding == 0))
+    throw std::invalid_argument("requesters and outstanding must be > 0");
+  const uint64_t cap = s.back_to_back ? uint64_t(s.requesters) * s.outstanding : UINT64_MAX;
+  const uint32_t sources = std::max<uint32_t>(1, s.requesters);
+  // A slot per request in flight, reused once it completes: the request id is its slot.
+  std::vector<Tick> issued_at;
+  std::vector<uint8_t> is_write;
+  std::vector<uint32_t> free_slots;
+  std::vector<Tick> lat;
+  std::vector<model::MemCompletion> done;
+
+  BenchResult r;
+  const auto wall0 = std::chrono::steady_clock::now();
+  Tick now = s.start_ps, last = s.start_ps;
+  uint64_t issued = 0, completed = 0;
+  bool have = false, exhausted = false;
+  TimedRequest cur;
+  model::MemRequest req;
+  while (true) {
+    while (true) {
+      if (!have) {
+        if (exhausted || !src.next(cur)) {
+          exhausted = true;
+          break;
+        }
+        if (cur.bytes == 0) throw std::invalid_argument("trace request " + std::to_string(issued) + " has 0 bytes");
+        have = true;
+      }
+      if (!s.back_to_back && s.start_ps + cur.at_ps > now) break;
+      if (issued - completed >= cap) break;
+      uint32_t slot;
+      if (free_slots.empty()) {
+        slot = static_cast<uint32_t>(issued_at.size());
+        issued_at.push_back(0);
+        is_write.push_back(0);
+      } else {
+        slot = free_slots.back();
+        free_slots.pop_back();
+      }
+      req.id = slot;
+      req.addr = s.base + cur.addr;
+      req.bytes = cur.bytes;
+      req.write = cur.write;
+      req.source = static_cast<uint32_t>(issued % sources);
+      if (!dev.try_enqueue(req, now)) {  // in order: the rest of the trace waits behind it
+        free_slots.push_back(slot);
+        break;
+      }
+      issued_at[slot] = now;
+      is_write[slot] = cur.write;
+      ++issued;
+      r.bytes += cur.bytes;
+      ++(cur.write ? r.writes : r.reads);
+      have = false;
+    }
+    if (!have && exhausted && completed == issued) break;
+    Tick t = dev.next_event();
+    if (have && !s.back_to_back && s.start_ps + cur.at_ps > now) t = std::min(t, s.start_ps + cur.at_ps);
+    if (t == kNever)
+      throw std::logic_error("device idle while a trace request waits to be accepted (" +
+                             std::to_string(issued - completed) + " in flight)");
+    now = std::max(now, t);
+    dev.advance(now, done);
+    for (const auto& c : done) {
+      const auto slot = static_cast<uint32_t>(c.id);
+      if (!is_write[slot]) lat.push_back(c.done - issued_at[slot]);
+      free_slots.push_back(slot);
+      last = std::max(last, c.done);
+      ++completed;
+    }
+    done.clear();
   }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.requests = completed;
+  r.end_ps = last;
+  r.sim_ps = last - s.start_ps;
+  r.bandwidth_GBps = r.sim_ps ? static_cast<double>(r.bytes) / (static_cast<double>(r.sim_ps) / 1000.0) : 0;
+  fill_latency(r, lat);
   dev.report(r.stats, "");
   return r;
 }

@@ -3,6 +3,14 @@
 // requesters x outstanding slots; a slot issues its next request when its previous one completes;
 // time jumps to the device's next event. That is what lets a core replay millions of requests
 // per wall second. Pointer-chase is one slot: each address is known only when the last returns.
+//
+// run_trace_bench replays a request stream (a DRAMsim3, Ramulator or DRAMSys trace, sim/memtrace)
+// instead of a synthetic pattern, in one of two modes:
+//  - timed: each request is offered at its time stamp, in trace order; a request the memory refuses
+//    waits (and so do the ones behind it) until the memory accepts it, as the trace front ends of
+//    DRAMsim3 and DRAMSys do. Nothing else bounds the requests in flight.
+//  - back-to-back: time stamps are ignored; requesters x outstanding slots issue the stream in
+//    order as fast as the memory accepts, like the synthetic patterns.
 #pragma once
 
 #include <string>
@@ -37,9 +45,37 @@ struct BenchResult {
   double bandwidth_GBps = 0;
   double latency_mean_ns = 0, latency_p50_ns = 0, latency_p99_ns = 0;
   model::StatSink stats;         // the device's report after the run
+  uint64_t reads = 0, writes = 0;  // trace replays: the latency figures are over the reads
   double requests_per_wall_s() const { return wall_s > 0 ? requests / wall_s : 0; }
 };
 
 BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& spec);
+
+struct TimedRequest {
+  uint64_t addr = 0;
+  uint32_t bytes = 0;
+  bool write = false;
+  model::Tick at_ps = 0;  // offered at start_ps + at_ps in timed mode
+};
+
+// Yields a trace's requests one at a time, so a replay holds none of the file.
+class RequestSource {
+ public:
+  virtual ~RequestSource() = default;
+  virtual bool next(TimedRequest& out) = 0;  // false at the end
+};
+
+struct TraceReplaySpec {
+  bool back_to_back = false;
+  uint32_t requesters = 1;       // back-to-back: slots = requesters x outstanding
+  uint32_t outstanding = 1;
+  uint64_t base = 0;             // added to every trace address (a region base)
+  model::Tick start_ps = 0;      // time 0 of the trace
+};
+
+// sim_ps runs from start_ps (the trace's time 0) to the last completion; latency is from the
+// memory accepting a read to its last byte, and the percentiles are over reads only (writes are
+// posted: they complete when accepted).
+BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const TraceReplaySpec& spec);
 
 }  // namespace indexsim::sim

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/memtrace/export.hpp"
+
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+#include "models/sm/sm.hpp"
+#include "sim/placement/placement.hpp"
+
+namespace indexsim::sim::memtrace {
+
+ExportStats expand_accesses(const trace::TraceData& t, const ExportOptions& o,
+                            const std::function<void(const PlainRequest&)>& emit) {
+  if (o.bytes == 0 || (o.bytes & (o.bytes - 1)) != 0) throw std::invalid_argument("--bytes must be a power of two");
+  RegionInfo hbm;
+  hbm.name = "hbm";
+  hbm.capacity_bytes = o.capacity_bytes ? o.capacity_bytes : std::numeric_limits<uint64_t>::max() / 2;
+  const Placement pl = place(t.tensors, {hbm}, PlacementPolicy{});
+
+  std::map<uint32_t, std::vector<const trace::AccessRecord*>> by_kernel;
+  for (const auto& a : t.accesses) by_kernel[a.kernel].push_back(&a);
+
+  ExportStats st;
+  bool matched = false;
+  PlainRequest pr;
+  for (const auto& k : t.kernels) {
+    if (!o.kernel.empty() && k.name != o.kernel && k.kind != o.kernel) continue;
+    if (o.have_layer && k.layer != o.layer) continue;
+    matched = true;
+    auto it = by_kernel.find(k.id);
+    if (it == by_kernel.end()) continue;
+    ++st.kernels;
+    for (uint64_t cta = 0; cta < k.cta_count(); ++cta) {
+      model::AccessCursor cur(&it->second, static_cast<uint32_t>(cta), &pl.address, o.line_bytes, o.sector_bytes,
+                              o.line_bytes);
+      while (!cur.done()) {
+        const model::CtaRequest r = cur.next();
+        const uint64_t end = r.addr + r.bytes;
+        for (uint64_t a = r.addr / o.bytes * o.bytes; a < end; a += o.bytes) {
+          if (o.limit && st.requests >= o.limit) return st;
+          pr.addr = a;
+          pr.write = r.write;
+          pr.bytes = o.bytes;
+          pr.cycle = st.requests * o.interval_cycles;
+          emit(pr);
+          ++st.requests;
+          ++(r.write ? st.writes : st.reads);
+        }
+      }
+    }
+  }
+  if (!matched)
+    throw std::invalid_argument("no kernel matches" + (o.kernel.empty() ? std::string() : " --kernel '" + o.kernel + "'") +
+                                (o.have_layer ? " --layer " + std::to_string(o.layer) : std::string()));
+  return st;
+}
+
+}  // namespace indexsim::sim::memtrace

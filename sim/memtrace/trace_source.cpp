@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/memtrace/trace_source.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace indexsim::sim::memtrace {
+
+PlainTraceSource::PlainTraceSource(PlainTraceReader& reader, double clock_MHz, uint32_t default_bytes)
+    : reader_(reader), period_ps_(clock_MHz > 0 ? 1e6 / clock_MHz : 0), bytes_(default_bytes) {
+  if (default_bytes == 0) throw std::invalid_argument("request bytes must be > 0");
+}
+
+bool PlainTraceSource::next(TimedRequest& out) {
+  if (!reader_.next(pr_)) return false;
+  out.addr = pr_.addr;
+  out.write = pr_.write;
+  out.bytes = pr_.bytes ? pr_.bytes : bytes_;
+  out.at_ps = static_cast<model::Tick>(std::llround(static_cast<double>(pr_.cycle) * period_ps_));
+  return true;
+}
+
+}  // namespace indexsim::sim::memtrace
