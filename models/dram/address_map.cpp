@@ -63,9 +63,9 @@ AddressMap::AddressMap(const DramParams& p) {
   if (p.address_mapping == "row_bank_rank_column_channel") {
     order.push_back({kCh, chs_});
     order.push_back({kStack, p.stacks});
+    order.push_back({kColHi, col_hi});
     order.push_back({kPc, pcs_});
     order.push_back({kSid, p.sids});
-    order.push_back({kColHi, col_hi});
     order.push_back({kBg, bgs_});
     order.push_back({kBank, banks_});
   } else if (p.address_mapping == "row_column_bank_channel") {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `indexsim trace gen|info|check|dump`: make, summarise, verify and print .itr trace files.
+// `indexsim trace gen|info|check|dump|export`: make, summarise, verify, print .itr trace files, and
+// export their memory accesses as plain traces for DRAMsim3, Ramulator 2 and DRAMSys.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -7,8 +8,15 @@
 #include <iostream>
 #include <sstream>
 
+#include "models/dram/dram_params.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/config/params.hpp"
+#include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
+#include "sim/memsys/memory_system.hpp"
+#include "sim/memtrace/export.hpp"
+#include "sim/memtrace/plain_trace.hpp"
+#include "sim/memtrace/target.hpp"
 #include "traces/generators/emulate.hpp"
 #include "traces/generators/model_shape.hpp"
 #include "traces/trace_data.hpp"
@@ -25,7 +33,10 @@ const char* kUsage =
     "                          [--queries N] [--chunk N] [--seed N] [--set key=value]... -o FILE\n"
     "       indexsim trace info FILE [--json]\n"
     "       indexsim trace check FILE\n"
-    "       indexsim trace dump FILE [--limit N]\n";
+    "       indexsim trace dump FILE [--limit N]\n"
+    "       indexsim trace export FILE --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys -o OUT\n"
+    "                          [--kernel NAME|KIND] [--layer N] [--limit N] [--bytes B] [--interval-cycles N]\n"
+    "                          [--hardware NAME|FILE [--target T] [--set key=value]...]\n";
 
 // A bare name is configs/workloads/NAME.yaml, looked up from the current directory, then from the
 // source tree the binary was built from.
@@ -202,6 +213,70 @@ int dump(ArgParser& a) {
   return 0;
 }
 
+// Plain requests for another DRAM simulator. --hardware bounds the placement by the target's
+// capacity and gives the DRAM organisation that ramulator-readwrite vectors need.
+int export_plain(ArgParser& a) {
+  namespace mt = sim::memtrace;
+  const std::string format_s = a.value("--format");
+  std::string out = a.value("-o");
+  if (out.empty()) out = a.value("--output");
+  mt::ExportOptions o;
+  o.kernel = a.value("--kernel");
+  o.have_layer = a.has("--layer");
+  if (o.have_layer) {
+    const std::string l = a.value("--layer");
+    try {
+      size_t used = 0;
+      o.layer = std::stoi(l, &used);
+      if (used != l.size()) throw std::invalid_argument(l);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--layer '" + l + "': must be an integer");
+    }
+  }
+  o.limit = a.u64("--limit", 0);
+  o.bytes = static_cast<uint32_t>(a.u64("--bytes", 64));
+  o.interval_cycles = a.u64("--interval-cycles", 0);
+  const std::string hw = a.value("--hardware");
+  const std::string target = a.value("--target", "hbm");
+  const auto sets = a.values("--set");
+  const auto files = a.positional();
+  a.finish();
+  if (files.size() != 1) throw std::invalid_argument("export needs one FILE");
+  if (format_s.empty()) throw std::invalid_argument("export needs --format");
+  if (out.empty()) throw std::invalid_argument("export needs -o OUT");
+  const mt::Format format = mt::parse_format(format_s);
+
+  std::unique_ptr<mt::AddressVectorCodec> codec;
+  if (!hw.empty()) {
+    auto doc = config::Document::load_file(sim::find_config("hardware", hw));
+    for (const auto& s : sets) doc->set(s);
+    auto root = doc->root();
+    if (auto gpu = root.opt_child("gpu")) {  // the SM model's request sizes
+      o.line_bytes = gpu->req<uint32_t>("line_bytes", config::Rule::power_of_two());
+      o.sector_bytes = gpu->req<uint32_t>("sector_bytes", config::Rule::power_of_two());
+    }
+    const config::Node section = mt::target_section(root, target);
+    o.capacity_bytes = sim::make_target(root, target)->capacity_bytes();
+    if (format == mt::Format::RamulatorReadWrite)
+      codec = std::make_unique<mt::AddressVectorCodec>(model::dram::load_dram_params(section));
+  } else if (!sets.empty() || a.has("--target")) {
+    throw std::invalid_argument("--target and --set need --hardware");
+  } else if (format == mt::Format::RamulatorReadWrite) {
+    throw std::invalid_argument("ramulator-readwrite needs --hardware: its address vectors follow the DRAM organisation");
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const TraceData t = read_trace(files[0]);
+  mt::PlainTraceWriter w(out, format, codec.get());
+  const auto st = mt::expand_accesses(t, o, [&w](const mt::PlainRequest& r) { w.write(r); });
+  w.close();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "wrote " << out << ": " << st.requests << " " << format_s << " requests of " << o.bytes << " B ("
+            << st.reads << " reads, " << st.writes << " writes) from " << st.kernels << " kernels in " << std::fixed
+            << std::setprecision(2) << secs << " s\n";
+  return 0;
+}
+
 int trace_command(const Args& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cerr << kUsage;
@@ -213,11 +288,12 @@ int trace_command(const Args& args) {
   if (sub == "info") return info(a);
   if (sub == "check") return check(a);
   if (sub == "dump") return dump(a);
+  if (sub == "export") return export_plain(a);
   std::cerr << "indexsim trace: unknown subcommand '" << sub << "'\n" << kUsage;
   return 2;
 }
 }  // namespace
 
-INDEXSIM_COMMAND("trace", "generate, summarise, check and print .itr traces (gen|info|check|dump)", trace_command);
+INDEXSIM_COMMAND("trace", "generate, summarise, check, print and export .itr traces (gen|info|check|dump|export)", trace_command);
 
 }  // namespace indexsim::cli

@@ -14,26 +14,49 @@ namespace indexsim::sim::memtrace {
 ExportStats expand_accesses(const trace::TraceData& t, const ExportOptions& o,
                             const std::function<void(const PlainRequest&)>& emit) {
   if (o.bytes == 0 || (o.bytes & (o.bytes - 1)) != 0) throw std::invalid_argument("--bytes must be a power of two");
+  auto selected = [&o](const trace::KernelRecord& k) {
+    return (o.kernel.empty() || k.name == o.kernel || k.kind == o.kernel) && (!o.have_layer || k.layer == o.layer);
+  };
+  std::map<uint32_t, std::vector<const trace::AccessRecord*>> by_kernel;
+  for (const auto& a : t.accesses) by_kernel[a.kernel].push_back(&a);
+
+  // Only the tensors the selected kernels touch are placed (renumbered densely for the policy),
+  // so that one layer's kernels fit a single stack even when the whole model would not.
+  std::vector<int64_t> dense(t.tensors.size(), -1);
+  std::vector<trace::TensorRecord> used;
+  for (const auto& k : t.kernels) {
+    if (!selected(k)) continue;
+    auto it = by_kernel.find(k.id);
+    if (it == by_kernel.end()) continue;
+    for (const auto* a : it->second) {
+      if (a->tensor >= t.tensors.size())
+        throw std::invalid_argument("access record of kernel " + std::to_string(k.id) + " names unknown tensor " +
+                                    std::to_string(a->tensor));
+      if (dense[a->tensor] >= 0) continue;
+      dense[a->tensor] = static_cast<int64_t>(used.size());
+      used.push_back(t.tensors[a->tensor]);
+      used.back().id = static_cast<uint32_t>(used.size() - 1);
+    }
+  }
   RegionInfo hbm;
   hbm.name = "hbm";
   hbm.capacity_bytes = o.capacity_bytes ? o.capacity_bytes : std::numeric_limits<uint64_t>::max() / 2;
-  const Placement pl = place(t.tensors, {hbm}, PlacementPolicy{});
-
-  std::map<uint32_t, std::vector<const trace::AccessRecord*>> by_kernel;
-  for (const auto& a : t.accesses) by_kernel[a.kernel].push_back(&a);
+  const Placement pl = place(used, {hbm}, PlacementPolicy{});
+  std::vector<uint64_t> base(t.tensors.size(), 0);
+  for (size_t i = 0; i < dense.size(); ++i)
+    if (dense[i] >= 0) base[i] = pl.address[static_cast<size_t>(dense[i])];
 
   ExportStats st;
   bool matched = false;
   PlainRequest pr;
   for (const auto& k : t.kernels) {
-    if (!o.kernel.empty() && k.name != o.kernel && k.kind != o.kernel) continue;
-    if (o.have_layer && k.layer != o.layer) continue;
+    if (!selected(k)) continue;
     matched = true;
     auto it = by_kernel.find(k.id);
     if (it == by_kernel.end()) continue;
     ++st.kernels;
     for (uint64_t cta = 0; cta < k.cta_count(); ++cta) {
-      model::AccessCursor cur(&it->second, static_cast<uint32_t>(cta), &pl.address, o.line_bytes, o.sector_bytes,
+      model::AccessCursor cur(&it->second, static_cast<uint32_t>(cta), &base, o.line_bytes, o.sector_bytes,
                               o.line_bytes);
       while (!cur.done()) {
         const model::CtaRequest r = cur.next();

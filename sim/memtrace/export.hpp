@@ -2,8 +2,8 @@
 // An attention trace (.itr) expanded into plain memory requests, so that the same attention work
 // can be fed to DRAMsim3, Ramulator 2 or DRAMSys.
 //
-// Tensors are laid out by the placement policy (sim/placement) in one HBM region at address 0, and
-// each CTA's access records are expanded by the SM model's AccessCursor, exactly as a replay
+// The tensors that the selected kernels touch are laid out by the placement policy (sim/placement)
+// in one HBM region at address 0, and each CTA's access records are expanded by the SM model's AccessCursor, exactly as a replay
 // issues them in the detailed mode (line-sized requests, rounded to sectors). The order is kernel
 // by kernel in trace order, CTA by CTA: the stream one SM would issue for the whole step, without
 // the interleaving of a parallel run. Each request is then cut into aligned `bytes` pieces, the
