@@ -53,7 +53,7 @@ double CxlExpander::header_wire_B(uint32_t bytes) const {
 }
 
 bool CxlExpander::try_enqueue(const MemRequest& req, Tick now) {
-  if (flights_.size() >= p_.queue_depth) {
+  if (in_flight_ >= p_.queue_depth) {
     ++refused_;
     return false;
   }
@@ -61,8 +61,19 @@ bool CxlExpander::try_enqueue(const MemRequest& req, Tick now) {
   const Tick start = std::max(now, m2s_free_);
   m2s_free_ = start + wire_ps(wire);
   m2s_wire_B_ += wire;
-  events_.push(m2s_free_ + ns_to_ps(p_.port_latency_ns + p_.controller_latency_ns), {true, req});
-  flights_[req.id] = {req.bytes, req.write};
+  uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<uint32_t>(flights_.size());
+    flights_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  flights_[slot] = {req.id, req.bytes, req.write};
+  ++in_flight_;
+  MemRequest inner = req;
+  inner.id = slot;
+  events_.push(m2s_free_ + ns_to_ps(p_.port_latency_ns + p_.controller_latency_ns), {true, inner});
   ++(req.write ? writes_ : reads_);
   (req.write ? data_written_B_ : data_read_B_) += req.bytes;
   return true;
@@ -77,7 +88,7 @@ void CxlExpander::advance(Tick now, std::vector<MemCompletion>& done) {
       buf_.clear();
       dram_.advance(td, buf_);
       for (const auto& c : buf_) {
-        const Flight& f = flights_.at(c.id);
+        const Flight& f = flights_[c.id];
         const double wire = f.write ? header_wire_B(f.bytes) : data_wire_B(f.bytes);
         const Tick start = std::max(c.done, s2m_free_);
         s2m_free_ = start + wire_ps(wire);
@@ -92,8 +103,9 @@ void CxlExpander::advance(Tick now, std::vector<MemCompletion>& done) {
     if (e.to_dram) {
       dram_.send(e.req, te);
     } else {
-      flights_.erase(e.req.id);
-      done.push_back({e.req.id, te});
+      done.push_back({flights_[e.req.id].id, te});
+      free_slots_.push_back(static_cast<uint32_t>(e.req.id));
+      --in_flight_;
     }
   }
 }

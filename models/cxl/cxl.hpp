@@ -13,7 +13,6 @@
 // The controller holds at most queue_depth requests; beyond that the expander refuses.
 #pragma once
 
-#include <unordered_map>
 #include <vector>
 
 #include "models/noc/port.hpp"
@@ -56,7 +55,10 @@ class CxlExpander : public MemoryDevice {
   const MemoryDevice& dram() const { return *dram_.get(); }
 
  private:
+  // A request in the expander. Requesters may reuse an id while an earlier request with it is in
+  // flight (an L2 MSHR fetches several sector runs of one line), so the DRAM sees the slot index.
   struct Flight {
+    uint64_t id;
     uint32_t bytes;
     bool write;
   };
@@ -71,7 +73,9 @@ class CxlExpander : public MemoryDevice {
   CxlParams p_;
   Downstream dram_;
   EventHeap<Event> events_;
-  std::unordered_map<uint64_t, Flight> flights_;
+  std::vector<Flight> flights_;
+  std::vector<uint32_t> free_slots_;
+  uint32_t in_flight_ = 0;
   Tick m2s_free_ = 0, s2m_free_ = 0;
   std::vector<MemCompletion> buf_;
   uint64_t reads_ = 0, writes_ = 0, refused_ = 0;

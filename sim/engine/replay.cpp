@@ -19,6 +19,7 @@ namespace {
 
 constexpr uint32_t kSlotBits = 8;   // CTA slot inside an SM (max_ctas_per_sm <= 255)
 constexpr uint32_t kSmBits = 12;    // SM index (sm_count <= 4096)
+constexpr uint64_t kAlignmentBytes = 4096;  // kernel reuse: a larger alignment than any line or chunk
 
 struct KernelState {
   const KernelRecord* rec = nullptr;
@@ -35,6 +36,20 @@ struct KernelState {
   uint64_t bytes_read = 0, bytes_written = 0;
   std::vector<double> bytes_by_region;  // for the roofline
   std::map<uint32_t, double> bytes_by_tensor;
+  uint64_t requests = 0;
+  // Reuse in the fast mode.
+  std::string signature;          // everything that decides the kernel's timing, except addresses
+  Tick ready_at = 0;
+  bool alone = false;             // every unfinished kernel depended on it when it became ready
+  bool reused = false;
+  Tick resident_at_ready = 0, tensor_at_ready = 0;   // machine totals, for the reused busy time
+};
+
+// What a kernel that ran alone left for its later twins.
+struct KernelMemo {
+  Tick duration = 0;
+  uint64_t bytes_read = 0, bytes_written = 0, requests = 0, ctas_simulated = 0;
+  Tick resident = 0, tensor = 0;  // SM-resident and tensor-busy time summed over SMs
 };
 
 struct Slot {
@@ -80,7 +95,10 @@ class Engine {
   ReplayOutput run();
 
  private:
-  void push(Tick t, Ev type, uint32_t a, uint32_t b = 0) { q_.push({t, seq_++, type, a, b}); }
+  void push(Tick t, Ev type, uint32_t a, uint32_t b = 0) {
+    if (type == Ev::kernel_ready) ++pending_ready_;
+    q_.push({t, seq_++, type, a, b});
+  }
   void dispatch(Tick now);
   bool fits(const SmState& s, const KernelState& k) const;
   void start_cta(uint32_t sm, uint32_t kernel, Tick now);
@@ -89,6 +107,10 @@ class Engine {
   void end_cta(uint32_t sm, uint32_t slot, Tick now);
   void end_kernel(uint32_t k, Tick now);
   uint32_t region_of(uint32_t tensor) const { return region_index_[tensor]; }
+  void kernel_ready(uint32_t k, Tick now);
+  std::string signature(const KernelState& k) const;
+  Tick resident_sum() const;
+  Tick tensor_sum() const;
 
   const model::SmParams& p_;
   const model::TensorCore& tc_;
@@ -105,6 +127,10 @@ class Engine {
   std::vector<model::MemCompletion> done_;
   uint32_t rr_sm_ = 0;
   uint64_t ctas_total_ = 0, ctas_done_ = 0, kernels_left_ = 0;
+  uint32_t running_ = 0;          // kernels dispatched (or reused) and not yet ended
+  uint32_t pending_ready_ = 0;    // kernel_ready events in the queue
+  std::map<std::string, KernelMemo> memo_;
+  Tick reused_resident_ = 0, reused_tensor_ = 0;
   std::vector<uint32_t> region_index_;
   std::vector<std::string> regions_;
   ReplayOutput out_;
@@ -167,6 +193,7 @@ void Engine::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   s.threads += threads;
   s.regs += int(r.regs_per_thread) * threads;
   s.smem += r.smem_bytes;
+  if (k.start == model::kNever) ++running_;
   k.start = std::min(k.start, now);
   if (r.double_buffered) {
     // Loads and math overlap: the CTA's math occupies the SM's tensor pipe from its start.
@@ -210,6 +237,7 @@ void Engine::issue(uint32_t sm, Tick now) {
     ++sl.outstanding;
     ++s.outstanding;
     KernelState& k = k_[sl.kernel];
+    ++k.requests;
     (r.write ? k.bytes_written : k.bytes_read) += r.bytes;
     if (sl.cursor.done()) {
       s.active.erase(s.active.begin() + long(s.rr));
@@ -273,11 +301,98 @@ void Engine::end_kernel(uint32_t kid, Tick now) {
   KernelState& k = k_[kid];
   k.end = now;
   --kernels_left_;
+  --running_;
+  if (k.alone && !k.reused) {
+    // It ran alone, so the machine's busy time since it became ready is its own.
+    memo_.emplace(k.signature, KernelMemo{now - k.ready_at, k.bytes_read, k.bytes_written, k.requests,
+                                          k.ctas_simulated, resident_sum() - k.resident_at_ready,
+                                          tensor_sum() - k.tensor_at_ready});
+  }
   for (uint32_t d : k.dependents) {
     KernelState& dk = k_[d];
     dk.deps_done = std::max(dk.deps_done, now);
     if (--dk.deps_left == 0) push(dk.deps_done + model::ns_to_ps(p_.kernel_launch_ns), Ev::kernel_ready, d);
   }
+}
+
+Tick Engine::resident_sum() const {
+  Tick t = 0;
+  for (const auto& s : sms_) t += s.resident_total;
+  return t;
+}
+
+Tick Engine::tensor_sum() const {
+  Tick t = 0;
+  for (const auto& s : sms_) t += s.tensor_busy;
+  return t;
+}
+
+std::string Engine::signature(const KernelState& k) const {
+  // Raw bytes of every field that the timing depends on. Tensors and addresses are left out (the
+  // same layer shape at another address, another expert of the same size), except the region a
+  // tensor lives in and an access's alignment within 4 KiB, which decides how it splits into
+  // sectors, lines and fast-mode chunks.
+  std::string sig;
+  auto put = [&sig](const auto& v) { sig.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  const auto& r = *k.rec;
+  sig += r.kind;
+  sig += '\0';
+  for (uint32_t g : r.grid) put(g);
+  for (uint32_t b : r.block) put(b);
+  put(r.smem_bytes);
+  put(r.regs_per_thread);
+  for (double f : r.flops) put(f);
+  put(r.double_buffered);
+  for (const AccessRecord* a : k.accesses) {
+    put(a->cta_first);
+    put(a->cta_count);
+    put(a->kind);
+    put(a->write);
+    put(region_of(a->tensor));
+    put(a->base % kAlignmentBytes);
+    put(a->cta_stride_bytes);
+    put(a->elem_bytes);
+    put(a->count);
+    put(a->stride_bytes);
+    put(a->row_bytes);
+    put(a->row_pitch_bytes);
+    put(a->rows.size());
+    sig.append(reinterpret_cast<const char*>(a->rows.data()), a->rows.size() * sizeof(uint32_t));
+  }
+  return sig;
+}
+
+void Engine::kernel_ready(uint32_t kid, Tick now) {
+  KernelState& k = k_[kid];
+  k.ready = true;
+  k.ready_at = now;
+  // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
+  // so it has the machine to itself for its whole life.
+  k.alone = opt_.fast && opt_.reuse && running_ == 0 && ready_.empty() && pending_ready_ == 0;
+  if (k.alone) {
+    k.signature = signature(k);
+    auto it = memo_.find(k.signature);
+    if (it != memo_.end()) {
+      const KernelMemo& m = it->second;
+      k.reused = true;
+      ctas_total_ -= k.ctas_simulated;
+      k.ctas_simulated = m.ctas_simulated;
+      k.bytes_read = m.bytes_read;
+      k.bytes_written = m.bytes_written;
+      k.requests = m.requests;
+      k.start = now;
+      reused_resident_ += m.resident;
+      reused_tensor_ += m.tensor;
+      out_.requests += m.requests;
+      ++running_;
+      push(now + m.duration, Ev::kernel_end, kid);
+      return;
+    }
+    k.resident_at_ready = resident_sum();
+    k.tensor_at_ready = tensor_sum();
+  }
+  // Launch order among ready kernels: by trace order (the order the host enqueued them).
+  ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), kid), kid);
 }
 
 ReplayOutput Engine::run() {
@@ -387,10 +502,8 @@ ReplayOutput Engine::run() {
       } else if (e.type == Ev::kernel_end) {
         end_kernel(e.a, now);
       } else {
-        KernelState& k = k_[e.a];
-        k.ready = true;
-        // Launch order among ready kernels: by trace order (the order the host enqueued them).
-        ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e.a), e.a);
+        --pending_ready_;
+        kernel_ready(e.a, now);
       }
       dispatch_needed = true;
     }
@@ -404,7 +517,7 @@ ReplayOutput Engine::run() {
   std::vector<double> region_peak(regions_.size(), 0.0);
   for (size_t t = 0; t < region_index_.size(); ++t)
     region_peak[region_index_[t]] = std::max(region_peak[region_index_[t]], in_.tensor_peak_GBps[t]);
-  double resident = 0, tensor = 0;
+  double resident = double(reused_resident_), tensor = double(reused_tensor_);
   for (const auto& s : sms_) {
     resident += double(s.resident_total);
     tensor += double(s.tensor_busy);
@@ -430,6 +543,7 @@ ReplayOutput Engine::run() {
     kr.ctas = r.cta_count();
     kr.ctas_per_sm = k.per_sm;
     kr.measured_ns = double(r.measured_ns);
+    kr.simulated = k.reused ? "reused" : k.ctas_simulated < r.cta_count() ? "sampled" : "all";
     double mem_ns = 0;
     for (size_t g = 0; g < k.bytes_by_region.size(); ++g)
       if (region_peak[g] > 0) mem_ns = std::max(mem_ns, k.bytes_by_region[g] / region_peak[g]);  // B / (GB/s) = ns

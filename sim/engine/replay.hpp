@@ -31,7 +31,15 @@ struct ReplayInput {
 };
 
 struct ReplayOptions {
-  bool fast = false;                 // coarse requests for contiguous runs (SmParams::fast_chunk_bytes)
+  // Fast mode: coarse requests for contiguous runs (SmParams::fast_chunk_bytes), the first waves
+  // of long kernels extrapolated, and (with `reuse`) repeated kernels not simulated twice.
+  bool fast = false;
+  // Fast mode only. A kernel that runs alone (every unfinished kernel depends on it) and is
+  // identical to an earlier kernel that also ran alone (same grid, resources, FLOPs and access
+  // patterns, tensors in the same regions) takes that kernel's duration, bytes and busy time
+  // instead of being simulated: a decode step's 78 layers cost about two. What it leaves out is the
+  // cache and DRAM state the earlier kernel left behind (DESIGN: sampling in the fast mode).
+  bool reuse = true;
   std::string timeline_path;         // Chrome/Perfetto trace-event JSON, empty = none
   std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done
 };

@@ -39,7 +39,8 @@ nlohmann::json RunResult::to_json(bool with_kernels) const {
                     {"bound", k.bound},
                     {"measured_ns", k.measured_ns},
                     {"ctas", k.ctas},
-                    {"ctas_per_sm", k.ctas_per_sm}});
+                    {"ctas_per_sm", k.ctas_per_sm},
+                    {"simulated", k.simulated}});
   }
   return j;
 }

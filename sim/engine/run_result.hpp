@@ -25,6 +25,9 @@ struct KernelResult {
   double measured_ns = 0;     // captured traces only
   uint64_t ctas = 0;
   int ctas_per_sm = 0;
+  // How the kernel was simulated: "all" CTAs; "sampled" (fast mode: the first waves, the rest
+  // extrapolated at their rate); "reused" (fast mode: the duration of an identical earlier kernel).
+  std::string simulated = "all";
   double duration_ns() const { return end_ns - start_ns; }
 };
 

@@ -112,3 +112,16 @@ TEST(CxlExpander, X8LinkHalvesTheCap) {
   // 8 x 32 x 128/130 / 8 = 31.5 GB/s raw (§1.6), x 64/85 = 23.7 GB/s of data per direction.
   EXPECT_NEAR(p.raw_GBps() * p.flit_efficiency(), 31.5077 * 64.0 / 85.0, 1e-3);
 }
+
+TEST(CxlExpander, TwoRequestsWithOneIdInFlightBothComplete) {
+  // An L2 MSHR fetches two sector runs of one line under one id: the expander must return both
+  // (it used to key its flights by the requester's id and lose the first).
+  CxlExpander x(pcie5_x16_68B(), std::make_unique<FixedLatencyMemory>(kDram));
+  ASSERT_TRUE(x.try_enqueue({7, 0, 32, false, 0}, 0));
+  ASSERT_TRUE(x.try_enqueue({7, 64, 64, false, 0}, 0));
+  const auto done = drain(x);
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].id, 7u);
+  EXPECT_EQ(done[1].id, 7u);
+  EXPECT_LT(done[0].done, done[1].done);  // the second waits behind the first on the link
+}

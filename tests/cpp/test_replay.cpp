@@ -207,3 +207,75 @@ TEST(Replay, FastModeSamplesWavesAndExtrapolatesLinearlyInCtas) {
   EXPECT_EQ(fast.kernels[0].bytes_read, 64u * 65536);       // but the kernel reports all its bytes
   EXPECT_NEAR(fast.step_ns, det.step_ns, 0.03 * det.step_ns);
 }
+
+namespace {
+
+sim::ReplayOutput run_fast(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
+                           model::MemoryDevice& mem, bool reuse) {
+  model::TensorCore tc(rig.tcp);
+  sim::ReplayInput in;
+  in.kernels = &ks;
+  in.accesses = &as;
+  in.tensor_base = {0, 1 << 24};  // two tensors of one shape at different addresses (two layers)
+  in.tensor_peak_GBps = {mem.peak_bandwidth_GBps(), mem.peak_bandwidth_GBps()};
+  in.tensor_region = {"hbm", "hbm"};
+  sim::ReplayOptions opt;
+  opt.fast = true;
+  opt.reuse = reuse;
+  return sim::replay(rig.sm, tc, mem, in, opt);
+}
+
+AccessRecord on_tensor(AccessRecord a, uint32_t tensor) {
+  a.tensor = tensor;
+  return a;
+}
+
+}  // namespace
+
+TEST(Replay, FastModeReusesAKernelThatRanAloneForItsTwinInAnotherLayer) {
+  // A chain A0 -> B0 -> A1 -> B1, where A1 and B1 repeat A0 and B0 on another layer's tensor. Each
+  // kernel of the chain has the machine to itself, so A1 takes A0's duration exactly (and B1 B0's),
+  // reports the same bytes, and its requests never reach the memory.
+  Rig rig("gpu.max_outstanding_requests_per_sm=64");
+  const std::vector<KernelRecord> ks = {kernel(0, 16), kernel(1, 4, {0}), kernel(2, 16, {1}), kernel(3, 4, {2})};
+  const std::vector<AccessRecord> as = {stream_read(0, 16, 65536), stream_read(1, 4, 8192),
+                                        on_tensor(stream_read(2, 16, 65536), 1), on_tensor(stream_read(3, 4, 8192), 1)};
+  test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
+  auto reused = run_fast(rig, ks, as, m1, true);
+  auto simulated = run_fast(rig, ks, as, m2, false);
+  ASSERT_EQ(reused.kernels.size(), 4u);
+  EXPECT_EQ(reused.kernels[0].simulated, "all");
+  EXPECT_EQ(reused.kernels[2].simulated, "reused");
+  EXPECT_EQ(reused.kernels[3].simulated, "reused");
+  EXPECT_DOUBLE_EQ(reused.kernels[2].duration_ns(), reused.kernels[0].duration_ns());
+  EXPECT_DOUBLE_EQ(reused.kernels[3].duration_ns(), reused.kernels[1].duration_ns());
+  EXPECT_EQ(reused.kernels[2].bytes_read, reused.kernels[0].bytes_read);
+  EXPECT_EQ(m1.bytes(), 16u * 65536 + 4u * 8192);            // only A0 and B0 reached memory
+  EXPECT_EQ(m2.bytes(), 2 * (16u * 65536 + 4u * 8192));
+  EXPECT_EQ(reused.bytes_read, simulated.bytes_read);
+  // The fake memory keeps no state between kernels, so simulating the twins changes nothing.
+  EXPECT_NEAR(reused.step_ns, simulated.step_ns, 1e-6 * simulated.step_ns);
+  for (const auto& k : simulated.kernels) EXPECT_EQ(k.simulated, "all");
+}
+
+TEST(Replay, FastModeNeverReusesAKernelThatSharesTheMachineOrDiffersInAlignment) {
+  Rig rig("gpu.max_outstanding_requests_per_sm=64");
+  // Stream 0 runs A0 -> A1 while stream 1 runs A2 from the start: every kernel shares the machine
+  // with another at some point, so none may stand in for another.
+  {
+    test::FakeMemory mem(100.0, 100.0);
+    auto out = run_fast(rig, {kernel(0, 8), kernel(1, 8, {0}), kernel(2, 8, {}, 1)},
+                        {stream_read(0, 8, 65536), on_tensor(stream_read(1, 8, 65536), 1), stream_read(2, 8, 65536)},
+                        mem, true);
+    for (const auto& k : out.kernels) EXPECT_NE(k.simulated, "reused") << k.name;
+    EXPECT_EQ(mem.bytes(), 3u * 8 * 65536);
+  }
+  // A chain whose twin starts 64 B into its tensor: it splits into lines differently, so it runs.
+  {
+    test::FakeMemory mem(100.0, 100.0);
+    AccessRecord shifted = on_tensor(stream_read(1, 8, 65536), 1);
+    shifted.base = 64;
+    auto out = run_fast(rig, {kernel(0, 8), kernel(1, 8, {0})}, {stream_read(0, 8, 65536), shifted}, mem, true);
+    EXPECT_EQ(out.kernels[1].simulated, "all");
+  }
+}
