@@ -143,7 +143,7 @@ int bench_memory(const Args& args) {
     r = sim::run_trace_bench(*dev, source, tspec);
     char buf[96];
     if (tspec.back_to_back) timing = "back-to-back";
-    else if (!sim::memtrace::has_timestamps(format)) timing = "back-to-back (the format has no time stamps)";
+    else if (!sim::memtrace::has_timestamps(format)) timing = "in order as accepted (the format has no time stamps)";
     else std::snprintf(buf, sizeof buf, "time stamps at %.6g MHz", trace_clock_MHz), timing = buf;
   } else {
     spec.footprint_bytes = footprint_MiB > 0 ? static_cast<uint64_t>(footprint_MiB * 1024 * 1024) : cap;
@@ -166,7 +166,10 @@ int bench_memory(const Args& args) {
     if (trace_mode) {
       j["trace"] = trace_file;
       j["format"] = sim::memtrace::to_string(format);
-      j["timing"] = tspec.back_to_back || !sim::memtrace::has_timestamps(format) ? "back-to-back" : "timestamps";
+      // back-to-back: bounded by requesters x outstanding; as-accepted: an untimed format, offered in
+      // order whenever the memory takes it (the Ramulator front ends); timestamps: honoured.
+      j["timing"] = tspec.back_to_back ? "back-to-back"
+                    : sim::memtrace::has_timestamps(format) ? "timestamps" : "as-accepted";
       if (!tspec.back_to_back && sim::memtrace::has_timestamps(format)) j["trace_clock_MHz"] = trace_clock_MHz;
       j["reads"] = r.reads;
       j["writes"] = r.writes;
