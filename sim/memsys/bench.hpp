@@ -75,7 +75,8 @@ struct TraceReplaySpec {
 
 // sim_ps runs from start_ps (the trace's time 0) to the last completion; latency is from the
 // memory accepting a read to its last byte, and the percentiles are over reads only (writes are
-// posted: they complete when accepted).
+// posted: they complete when accepted). Memory is bounded by the requests in flight and the
+// distinct latencies seen, whatever the trace's length.
 BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const TraceReplaySpec& spec);
 
 }  // namespace indexsim::sim
