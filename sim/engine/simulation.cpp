@@ -102,7 +102,7 @@ Loaded load(const RunSpec& spec, bool build_memory) {
   L.config = {{"hardware", L.hw->resolved()},
               {"techniques", L.tech->resolved()},
               {"step", step},
-              {"mode", spec.fast ? "fast" : "detailed"},
+              {"mode", spec.fast ? (spec.reuse ? "fast" : "fast-no-reuse") : "detailed"},
               {"placement_env", L.placement.env_overrides}};
   if (L.wl) L.config["workload"] = L.wl->resolved();
   if (!L.placement.env_overrides.empty()) {
@@ -175,6 +175,7 @@ RunResult simulate(const RunSpec& spec) {
   }
   ReplayOptions opt;
   opt.fast = spec.fast;
+  opt.reuse = spec.reuse;
   opt.timeline_path = spec.timeline;
   opt.progress = spec.progress;
   ReplayOutput out = replay(L.sm, model::TensorCore(L.tc), *L.memory, in, opt);

@@ -10,12 +10,12 @@ using namespace indexsim;
 
 namespace {
 
-sim::RunSpec small(const std::string& techniques, std::vector<std::string> extra = {}) {
+sim::RunSpec small(const std::string& techniques, std::vector<std::string> extra = {}, uint64_t context = 65536) {
   sim::RunSpec s;
   s.hardware = "h200";
   s.workload = "glm-5";
   s.techniques = techniques;
-  s.step.context = 65536;
+  s.step.context = context;
   s.fast = true;
   s.sets = {"workload.model.num_layers=8",
             "workload.layers=[{first: 0, last: 7, attention: dsa, indexer: full, mlp: dense}]",
@@ -59,15 +59,18 @@ TEST(TechniqueTiming, IndexShareRunsTheIndexerOnFewerLayersAndIsFaster) {
 }
 
 TEST(TechniqueTiming, PoolingShortensTheScanAboutInProportionToItsBytes) {
-  // 4:1 pooling reads a quarter of the indexer bytes; while the scan is memory-bound its time
-  // should fall by about the same factor: t_pool / t_base ≈ bytes_pool / bytes_base (within 35 %).
-  const auto base = sim::simulate(small("baseline"));
-  const auto pool = sim::simulate(small("indexpool", {"techniques.index_pool.recent_full=0"}));
+  // 4:1 pooling reads a quarter of the indexer bytes; while the scan is bandwidth-bound its time
+  // should fall by about the same factor: t_pool / t_base ≈ bytes_pool / bytes_base (within 15 %).
+  // At 256K tokens even the pooled scan (8 MiB a layer) is long next to the ~1 us of launch and
+  // first-request latency that a scan of any size pays; at 64K that fixed part is a third of it.
+  constexpr uint64_t kContext = 262144;
+  const auto base = sim::simulate(small("baseline", {}, kContext));
+  const auto pool = sim::simulate(small("indexpool", {"techniques.index_pool.recent_full=0"}, kContext));
   const Scan b = indexer_scan(base), p = indexer_scan(pool);
   ASSERT_GT(b.bytes, 0);
   const double byte_ratio = p.bytes / b.bytes, time_ratio = p.ns / b.ns;
   EXPECT_NEAR(byte_ratio, 0.25, 0.02);
-  EXPECT_NEAR(time_ratio / byte_ratio, 1.0, 0.35) << "time ratio " << time_ratio << ", byte ratio " << byte_ratio;
+  EXPECT_NEAR(time_ratio / byte_ratio, 1.0, 0.15) << "time ratio " << time_ratio << ", byte ratio " << byte_ratio;
   EXPECT_LT(pool.step_ns, base.step_ns);
 }
 
