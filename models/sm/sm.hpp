@@ -33,7 +33,7 @@ struct SmParams {
   uint32_t fast_sample_waves = 0;
   double cta_launch_ns = 0;           // block-scheduler cost to start one CTA
   double kernel_launch_ns = 0;        // gap between a kernel's dependences resolving and its first CTA
-  int pipeline_stages = 1;            // double-buffer depth: the compute left after the last load
+  int pipeline_stages = 1;            // double-buffer depth: smem / stages bytes per stage; the math on the last stage follows its load
 
   static SmParams load(const config::Node& gpu);
 };

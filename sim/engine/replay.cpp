@@ -32,6 +32,7 @@ struct KernelState {
   uint64_t ctas_simulated = 0;    // all of them, or the sampled waves in the fast mode
   Tick start = model::kNever, end = 0;
   Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
+  Tick cta_tail = 0;              // double-buffered: the math on the last stage, after its data lands
   int per_sm = 0;
   uint64_t bytes_read = 0, bytes_written = 0;
   std::vector<double> bytes_by_region;  // for the roofline
@@ -255,7 +256,7 @@ void Engine::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
   Tick end;
   if (k.rec->double_buffered) {
     // The last stage's math runs after its data arrives.
-    end = std::max(sl.compute_end, now + k.cta_compute / Tick(p_.pipeline_stages));
+    end = std::max(sl.compute_end, now + k.cta_tail);
   } else {
     const Tick cs = std::max(now, s.tensor_free);
     end = cs + k.cta_compute;
@@ -448,6 +449,17 @@ ReplayOutput Engine::run() {
     const double n = double(std::max<uint64_t>(1, kernels[i].cta_count()));
     for (int p = 0; p < trace::kPrecisionCount; ++p) per_cta[p] = kernels[i].flops[p] / n;
     k.cta_compute = tc_.compute_ps(per_cta);
+    // A multi-stage pipeline holds smem / stages bytes a stage; the math on the last stage's data is
+    // that share of the CTA's math (a 6 MiB GEMM panel through 48 KiB stages leaves 1/128 of it).
+    // Kernels without shared memory stream through registers: a stage is 1/stages of the CTA.
+    double read_per_cta = 0;
+    for (const AccessRecord* a : k.accesses)
+      if (!a->write) read_per_cta += double(a->total_bytes());
+    read_per_cta /= n;
+    const double stage_bytes = double(kernels[i].smem_bytes) / p_.pipeline_stages;
+    const double tail = kernels[i].smem_bytes > 0 && read_per_cta > 0 ? std::min(1.0, stage_bytes / read_per_cta)
+                                                                       : 1.0 / p_.pipeline_stages;
+    k.cta_tail = Tick(double(k.cta_compute) * tail);
     k.ctas_simulated = kernels[i].cta_count();
     if (opt_.fast) {
       const uint64_t budget = uint64_t(p_.fast_sample_waves) * p_.sm_count * uint64_t(k.per_sm);
