@@ -57,6 +57,26 @@ std::shared_ptr<Document> load_doc(const std::string& kind, const std::string& n
 }
 
 // Reads every config (and builds the memory system) without running anything.
+// A kernel library builds fewer pipeline stages on a GPU with less shared memory per SM (the
+// stage count is an architecture parameter in CUTLASS): a kernel class whose CTA needs more than
+// the SM offers keeps its bytes per stage (smem / gpu.pipeline_stages) and drops stages until it
+// fits. Returns what changed, for the run's record.
+nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::SmParams& sm) {
+  nlohmann::json changed = nlohmann::json::object();
+  const std::pair<const char*, trace::KernelShape*> shapes[] = {
+      {"gemm", &t.gemm},           {"indexer_score", &t.indexer_score}, {"topk", &t.topk},
+      {"sparse_attn", &t.sparse_attn}, {"linear_state", &t.linear_state}, {"elementwise", &t.elementwise}};
+  for (const auto& [name, k] : shapes) {
+    if (k->smem_bytes <= sm.smem_per_sm_bytes) continue;
+    const uint64_t stage = std::max<uint64_t>(1, k->smem_bytes / uint64_t(sm.pipeline_stages));
+    const uint64_t stages = sm.smem_per_sm_bytes / stage;
+    if (stages == 0) continue;  // not even one stage fits: the replay says which kernel cannot run
+    changed[name] = {{"smem_KiB_from", k->smem_bytes / 1024.0}, {"smem_KiB_to", double(stages * stage) / 1024.0}};
+    k->smem_bytes = static_cast<uint32_t>(stages * stage);
+  }
+  return changed;
+}
+
 Loaded load(const RunSpec& spec, bool build_memory) {
   Loaded L;
   L.hw = load_doc("hardware", spec.hardware, spec, "hardware");
@@ -93,6 +113,8 @@ Loaded load(const RunSpec& spec, bool build_memory) {
     L.wl = load_doc("workloads", spec.workload, spec, "workload");
     L.shape = trace::load_model_shape(L.wl->root());
     L.wl->check_unused();
+    const auto fitted = fit_shared_memory(L.shape.kernels, L.sm);
+    if (!fitted.empty()) step["smem_fitted_to_gpu"] = fitted;
     L.techniques.reshape(L.shape);
     L.have_shape = true;
     trace::validate(spec.step);
