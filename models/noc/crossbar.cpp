@@ -38,12 +38,13 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
     ++refused_;
     return false;
   }
-  const uint32_t mp = static_cast<uint32_t>(mix64(req.addr / p_.line_B) % p_.memory_ports);
-  const uint32_t up_bytes = req.write ? req.bytes : p_.header_B;
+  Flight f{req.id, req.addr, sp, req.bytes, 0, req.write};
+  const uint32_t headers = lines_of(f) * p_.header_B;  // a header per line, as line requests carry
+  f.down_bytes = req.write ? headers : req.bytes;
+  const uint32_t up_bytes = req.write ? req.bytes : headers;
   const Tick start = std::max(now, sm_up_free_[sp]);
   sm_up_free_[sp] = start + occupancy(up_bytes);
   port_wait_ps_ += start - now;
-  const Flight f{req.id, sp, mp, req.write ? p_.header_B : req.bytes};
   uint32_t slot;
   if (free_flights_.empty()) {
     slot = static_cast<uint32_t>(flights_.size());
@@ -62,6 +63,22 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
   return true;
 }
 
+Tick Crossbar::through_memory_ports(const Flight& f, Tick t, std::vector<Tick>& port_free, bool data) {
+  Tick end = t;
+  const uint64_t stop = f.addr + std::max<uint32_t>(f.req_bytes, 1);
+  for (uint64_t line = f.addr / p_.line_B; line * p_.line_B < stop; ++line) {
+    const uint64_t lo = std::max<uint64_t>(f.addr, line * p_.line_B);
+    const uint64_t hi = std::min<uint64_t>(stop, (line + 1) * p_.line_B);
+    const auto bytes = static_cast<uint32_t>(data ? hi - lo : p_.header_B);
+    Tick& free = port_free[mix64(line) % p_.memory_ports];
+    const Tick start = std::max(t, free);
+    free = start + occupancy(bytes);
+    port_wait_ps_ += start - t;
+    end = std::max(end, free);
+  }
+  return end;
+}
+
 void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
   for (;;) {
     const Tick td = down_.next_event(), te = events_.top_time();
@@ -70,15 +87,13 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
     if (td <= te) {
       buf_.clear();
       down_.advance(td, buf_);
-      for (const auto& c : buf_) {  // the response leaves through its memory port
+      for (const auto& c : buf_) {  // the response leaves through its memory ports
         const Flight& f = flights_[c.id];
-        const Tick start = std::max(c.done, mem_down_free_[f.mem_port]);
-        mem_down_free_[f.mem_port] = start + occupancy(f.bytes);
-        port_wait_ps_ += start - c.done;
-        bytes_down_ += f.bytes;
+        const Tick left = through_memory_ports(f, c.done, mem_down_free_, !f.write);
+        bytes_down_ += f.down_bytes;
         MemRequest r;
         r.id = c.id;
-        events_.push(mem_down_free_[f.mem_port] + clk_.cycles(p_.response_latency_cycles), {Kind::AtSmPort, r});
+        events_.push(left + clk_.cycles(p_.response_latency_cycles), {Kind::AtSmPort, r});
       }
       continue;
     }
@@ -86,10 +101,7 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
     switch (e.kind) {
       case Kind::AtMemoryPort: {
         const Flight& f = flights_[e.req.id];
-        const Tick start = std::max(te, mem_up_free_[f.mem_port]);
-        mem_up_free_[f.mem_port] = start + occupancy(e.req.write ? e.req.bytes : p_.header_B);
-        port_wait_ps_ += start - te;
-        events_.push(mem_up_free_[f.mem_port], {Kind::Forward, e.req});
+        events_.push(through_memory_ports(f, te, mem_up_free_, f.write), {Kind::Forward, e.req});
         break;
       }
       case Kind::Forward:
@@ -98,7 +110,7 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
       case Kind::AtSmPort: {
         const Flight& f = flights_[e.req.id];
         const Tick start = std::max(te, sm_down_free_[f.sm_port]);
-        sm_down_free_[f.sm_port] = start + occupancy(f.bytes);
+        sm_down_free_[f.sm_port] = start + occupancy(f.down_bytes);
         port_wait_ps_ += start - te;
         events_.push(sm_down_free_[f.sm_port], {Kind::Complete, e.req});
         break;

@@ -44,8 +44,18 @@ class Crossbar : public FrontDevice {
  private:
   struct Flight {  // a slot in flights_; its index is the id the downstream sees
     uint64_t id;    // the requester's id
-    uint32_t sm_port, mem_port, bytes;
+    uint64_t addr;
+    uint32_t sm_port, req_bytes;
+    uint32_t down_bytes;  // through the SM port on the way back: read data, or acks for a write
+    bool write;
   };
+  // A request of several lines (a fast-mode chunk) passes each line's memory port with that line's
+  // share, as the same bytes in line-sized requests would: a chunk that every SM reads must not
+  // funnel through one port. Returns when the last line's share has passed.
+  Tick through_memory_ports(const Flight& f, Tick t, std::vector<Tick>& port_free, bool data);
+  uint32_t lines_of(const Flight& f) const {
+    return static_cast<uint32_t>((f.addr + std::max<uint32_t>(f.req_bytes, 1) - 1) / p_.line_B - f.addr / p_.line_B + 1);
+  }
   enum class Kind : uint8_t { AtMemoryPort, Forward, AtSmPort, Complete };
   struct Event {
     Kind kind;

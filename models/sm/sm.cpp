@@ -19,6 +19,9 @@ SmParams SmParams::load(const config::Node& gpu) {
   p.line_bytes = gpu.req<uint32_t>("line_bytes", Rule::power_of_two());
   p.sector_bytes = gpu.req<uint32_t>("sector_bytes", Rule::power_of_two());
   p.fast_chunk_bytes = gpu.req<uint32_t>("fast_mode_chunk_bytes", Rule::power_of_two());
+  if (p.fast_chunk_bytes < p.line_bytes || p.fast_chunk_bytes > 64 * p.line_bytes)
+    gpu.fail("fast_mode_chunk_bytes", std::to_string(p.fast_chunk_bytes),
+             "must lie between line_bytes and 64 x line_bytes (the replay tags a request with its line count)");
   p.fast_sample_waves = gpu.req<uint32_t>("fast_mode_sample_waves", Rule::range(1, 1e6));
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
@@ -102,8 +105,10 @@ CtaRequest AccessCursor::next() {
   } else {
     addr = start_ + uint64_t(r->rows[item_]) * r->row_pitch_bytes + item_off_;
     span_left = r->row_bytes - item_off_;
-    // Rows of a gather are contiguous too: in the fast mode a row is one request.
-    granule = chunk_;
+    // Rows of a gather split at lines in both modes: a row is a few lines, and a coarse request
+    // would hold its window entries until its slowest line returned (a latency-bound gather then
+    // runs ~8 % slower than its line requests do).
+    granule = line_;
   }
   // Never cross a `granule` boundary; round the ends out to whole sectors.
   const uint64_t boundary = (addr / granule + 1) * granule;

@@ -19,6 +19,8 @@ namespace {
 
 constexpr uint32_t kSlotBits = 8;   // CTA slot inside an SM (max_ctas_per_sm <= 255)
 constexpr uint32_t kSmBits = 12;    // SM index (sm_count <= 4096)
+constexpr uint32_t kLineBits = 6;   // lines of a request, less one (fast-mode chunks <= 64 lines)
+constexpr uint32_t kIdTagBits = kSlotBits + kSmBits + kLineBits;
 constexpr uint64_t kAlignmentBytes = 4096;  // kernel reuse: a larger alignment than any line or chunk
 
 struct KernelState {
@@ -68,7 +70,7 @@ struct SmState {
   std::vector<Slot> slots;
   std::vector<uint32_t> active;   // slots with requests left to issue
   size_t rr = 0;                  // round-robin position in `active`
-  uint32_t outstanding = 0;
+  uint32_t lines_in_flight = 0;   // the window counts lines: a 2 KiB fast-mode request holds 16
   int threads = 0, ctas = 0, regs = 0;
   uint64_t smem = 0;
   Tick tensor_free = 0;
@@ -213,14 +215,23 @@ void Engine::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
 
 void Engine::issue(uint32_t sm, Tick now) {
   SmState& s = sms_[sm];
-  while (s.outstanding < uint32_t(p_.max_outstanding_requests) && !s.active.empty()) {
+  const auto window = uint32_t(p_.max_outstanding_requests);
+  while (s.lines_in_flight < window && !s.active.empty()) {
     if (s.rr >= s.active.size()) s.rr = 0;
     const uint32_t slot = s.active[s.rr];
     Slot& sl = s.slots[slot];
     model::AccessCursor saved = sl.cursor;
     const model::CtaRequest r = sl.cursor.next();
+    // Little's law must not depend on the mode: a request holds as many window entries as the
+    // lines it spans (one in the detailed mode), and waits until they are free.
+    const uint32_t lines = (r.bytes + p_.line_bytes - 1) / p_.line_bytes;
+    if (s.lines_in_flight > 0 && s.lines_in_flight + lines > window) {
+      sl.cursor = saved;
+      return;
+    }
     model::MemRequest mr;
-    mr.id = (req_seq_ << (kSlotBits + kSmBits)) | (uint64_t(sm) << kSlotBits) | slot;
+    mr.id = (req_seq_ << kIdTagBits) | (uint64_t(lines - 1) << (kSlotBits + kSmBits)) |
+            (uint64_t(sm) << kSlotBits) | slot;
     mr.addr = r.addr;
     mr.bytes = r.bytes;
     mr.write = r.write;
@@ -236,7 +247,7 @@ void Engine::issue(uint32_t sm, Tick now) {
     ++req_seq_;
     ++out_.requests;
     ++sl.outstanding;
-    ++s.outstanding;
+    s.lines_in_flight += lines;
     KernelState& k = k_[sl.kernel];
     ++k.requests;
     (r.write ? k.bytes_written : k.bytes_read) += r.bytes;
@@ -491,7 +502,7 @@ ReplayOutput Engine::run() {
         SmState& s = sms_[sm];
         Slot& sl = s.slots[slot];
         --sl.outstanding;
-        --s.outstanding;
+        s.lines_in_flight -= uint32_t((c.id >> (kSlotBits + kSmBits)) & ((1u << kLineBits) - 1)) + 1;
         if (sl.outstanding == 0 && sl.cursor.done() && !sl.mem_done) finish_memory(sm, slot, std::max(now, c.done));
         issue(sm, now);
       }
