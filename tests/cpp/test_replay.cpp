@@ -279,3 +279,25 @@ TEST(Replay, FastModeNeverReusesAKernelThatSharesTheMachineOrDiffersInAlignment)
     EXPECT_EQ(out.kernels[1].simulated, "all");
   }
 }
+
+TEST(Replay, FastModeMatchesGathersByTrafficNotByWhichRowsTheyPick) {
+  // Three single-CTA gathers of 64 rows of 256 B (two lines each) in a chain: B picks other rows
+  // than A but touches as many distinct lines, so it reuses A's duration; C picks adjacent rows at a
+  // pitch of 128 B, which share lines (65 distinct lines against 128), so it runs on its own.
+  Rig rig;
+  auto gather = [](uint32_t kernel, uint32_t first_row, uint32_t step, uint64_t pitch) {
+    AccessRecord g;
+    g.kernel = kernel;
+    g.kind = AccessRecord::Kind::gather;
+    g.row_bytes = 256;
+    g.row_pitch_bytes = pitch;
+    for (uint32_t i = 0; i < 64; ++i) g.rows.push_back(first_row + i * step);
+    return g;
+  };
+  test::FakeMemory mem(100.0, 100.0);
+  auto out = run_fast(rig, {kernel(0, 1), kernel(1, 1, {0}), kernel(2, 1, {1})},
+                      {gather(0, 0, 3, 256), gather(1, 1000, 5, 256), gather(2, 0, 1, 128)}, mem, true);
+  EXPECT_EQ(out.kernels[0].simulated, "all");
+  EXPECT_EQ(out.kernels[1].simulated, "reused");
+  EXPECT_EQ(out.kernels[2].simulated, "all");
+}
