@@ -74,6 +74,9 @@ int study(const Args& args) {
   const uint64_t seed = root.req<uint64_t>("seed");
   const bool fast = root.req<bool>("fast");
   const int k = root.req<int>("recall_k", Rule::range(1, 1 << 20));
+  // --set overrides applied to every run of the study (e.g. a placement policy).
+  const auto sets = root.has("sets") ? root.req_list<std::string>("sets") : std::vector<std::string>{};
+  for (const auto& s : sets) sim::split_set(s);  // a bad prefix fails here, before any run
   doc->check_unused();
 
   std::fprintf(stderr, "study %s: accuracy on the real-vector fixture...\n", file.c_str());
@@ -96,6 +99,7 @@ int study(const Args& args) {
         spec.step.queries = queries;
         spec.step.seed = seed;
         spec.fast = fast;
+        spec.sets = sets;
         ++done;
         std::fprintf(stderr, "[%zu/%zu] %s %s %.0f\n", done, total, w.c_str(), t.c_str(), ctx);
         sim::RunResult r;
