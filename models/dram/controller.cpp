@@ -18,12 +18,25 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
   groups_.resize(p.groups_per_pc());
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_.push_back(static_cast<uint8_t>(b / p.banks_per_group));
   for (auto& dir : q_) dir.resize(p.banks_per_pc());
+  for (auto& dir : hit_) dir.assign(p.banks_per_pc(), -1);
   // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
   // refresh never stalls the whole device at once.
   const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
   if (p.refresh != RefreshMode::kNone)
     ref_due_ = interval + Cycle(index) * interval / std::max<uint32_t>(1, p.pseudo_channels());
   replan();
+}
+
+void Controller::find_hit(int w, uint32_t bank, size_t from) {
+  const int64_t open = banks_[bank].open_row;
+  const auto& q = q_[w][bank];
+  hit_[w][bank] = -1;
+  if (open == kClosed) return;
+  for (size_t i = from; i < q.size(); ++i)
+    if (int64_t(q[i].row) == open) {
+      hit_[w][bank] = int32_t(i);
+      return;
+    }
 }
 
 void Controller::use_row_bus(Cycle at) {
@@ -75,15 +88,11 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
   // The youngest entry changes the plan only if it is its bank's first entry or first row hit,
   // or if it moves the read/write mode: otherwise skip the replan (the common case in a stream).
   bool same_plan = !was_idle && !ref_pending_ && !q.empty();
-  if (same_plan && w == (write_mode_ ? 1 : 0)) {
-    const int64_t open = banks_[c.bank].open_row;
-    if (open != kClosed && int64_t(c.row) == open) {
-      bool older_hit = false;
-      for (const Entry& e : q) older_hit = older_hit || int64_t(e.row) == open;
-      same_plan = older_hit;
-    }
-  }
+  const int64_t open = banks_[c.bank].open_row;
+  const bool hits_open_row = open != kClosed && int64_t(c.row) == open;
+  if (same_plan && w == (write_mode_ ? 1 : 0) && hits_open_row) same_plan = hit_[w][c.bank] >= 0;
   q.push_back({seq_++, c.parent, c.row, c.bursts, 0, false});
+  if (hits_open_row && hit_[w][c.bank] < 0) hit_[w][c.bank] = int32_t(q.size() - 1);
   mask_[w] |= uint64_t(1) << c.bank;
   ++count_[w];
   if (same_plan) {
@@ -124,6 +133,7 @@ void Controller::replan() {
   const int w = write_mode_ ? 1 : 0;
   const bool per_bank_ref = ref_pending_ && p_->refresh == RefreshMode::kPerBank;
 
+  const Cycle faw = faw_ready();
   for (uint64_t m = mask_[w]; m != 0; m &= m - 1) {
     const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
     if (per_bank_ref && b == ref_bank_) continue;
@@ -131,12 +141,11 @@ void Controller::replan() {
     const auto& q = q_[w][b];
     const Group& g = groups_[group_of_[b]];
     if (bk.open_row != kClosed) {
-      uint32_t hit = 0;
-      while (hit < q.size() && int64_t(q[hit].row) != bk.open_row) ++hit;
-      if (hit < q.size()) {
+      const int32_t hit = hit_[w][b];
+      if (hit >= 0) {
         const Cycle at = std::max({cur, bk.col_ready, g.col_ready[w], col_ready_[w], col_bus_free_});
         if (at < best_col.at || (at == best_col.at && q[hit].seq < col_seq)) {
-          best_col = {at, Kind::kCol, b, hit};
+          best_col = {at, Kind::kCol, b, uint32_t(hit)};
           col_seq = q[hit].seq;
         }
         continue;
@@ -147,7 +156,7 @@ void Controller::replan() {
         row_seq = q[0].seq;
       }
     } else {
-      const Cycle at = std::max({cur, bk.act_ready, g.act_ready, act_ready_, faw_ready(), row_bus_free_});
+      const Cycle at = std::max({cur, bk.act_ready, g.act_ready, act_ready_, faw, row_bus_free_});
       if (at < best_row.at || (at == best_row.at && q[0].seq < row_seq)) {
         best_row = {at, Kind::kAct, b, 0};
         row_seq = q[0].seq;
@@ -179,9 +188,11 @@ void Controller::step(std::vector<ChunkDone>& done) {
       ref_pending_ = true;
       break;
     case Kind::kPreAll:
-      for (Bank& b : banks_) {
+      for (uint32_t i = 0; i < banks_.size(); ++i) {
+        Bank& b = banks_[i];
         if (b.open_row == kClosed) continue;
         b.open_row = kClosed;
+        hit_[0][i] = hit_[1][i] = -1;
         b.act_ready = std::max(b.act_ready, t + T.tRP);
         b.closed_for_conflict = false;
         ++stats_.precharges;
@@ -201,6 +212,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
     case Kind::kPre: {
       Bank& b = banks_[pl.bank];
       b.open_row = kClosed;
+      hit_[0][pl.bank] = hit_[1][pl.bank] = -1;
       b.act_ready = std::max(b.act_ready, t + T.tRP);
       b.closed_for_conflict = pl.kind == Kind::kPre;
       ++stats_.precharges;
@@ -238,6 +250,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
       ++stats_.activates;
       use_row_bus(t);
       issue(Cmd::kAct, t, pl.bank, e.row);
+      find_hit(0, pl.bank, 0);
+      find_hit(1, pl.bank, 0);
       break;
     }
     case Kind::kCol: {
@@ -274,6 +288,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
       if (--e.bursts_left == 0) {
         if (w == 0) done.push_back({t + T.tCL + T.burst, e.parent});
         q.erase(q.begin() + pl.index);
+        find_hit(w, pl.bank, pl.index);  // the erased entry was the oldest hit
         if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);
         --count_[w];
       }

@@ -93,6 +93,7 @@ class Controller {
   };
 
   void replan();
+  void find_hit(int w, uint32_t bank, size_t from);
   void issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row);
   void catch_up_idle(Cycle now);
   Cycle faw_ready() const { return acts_seen_ >= 4 ? faw_[faw_head_] + p_->t.tFAW : 0; }
@@ -106,6 +107,9 @@ class Controller {
   std::vector<Group> groups_;
   std::vector<uint8_t> group_of_;   // bank -> bank group (saves a division on the hot path)
   std::array<std::vector<std::vector<Entry>>, 2> q_;   // [write][bank], oldest first
+  // [write][bank]: index in q_ of the oldest entry for the bank's open row, -1 if none. Kept up to
+  // date where rows open and close and entries come and go, so planning never scans a queue.
+  std::array<std::vector<int32_t>, 2> hit_;
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
   std::array<uint32_t, 2> count_{0, 0};
   uint64_t seq_ = 0;
