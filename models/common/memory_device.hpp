@@ -46,6 +46,10 @@ class MemoryDevice {
   virtual Tick idle_read_latency_ps() const = 0;
   virtual uint64_t capacity_bytes() const = 0;
   virtual void report(StatSink& sink, const std::string& component) const = 0;
+  // Functional warming: leave the state (cache contents) as if `req` had been served, with no
+  // timing, traffic or statistics. The fast mode warms with the CTAs it does not simulate, so that
+  // the next kernel finds what they would have left in the caches. Stateless devices ignore it.
+  virtual void warm(const MemRequest& req) { (void)req; }
 };
 
 // Memory devices are built from their YAML section (`impl:` picks the entry).

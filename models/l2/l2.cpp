@@ -281,6 +281,36 @@ void L2Cache::advance(Tick now, std::vector<MemCompletion>& done) {
   }
 }
 
+void L2Cache::warm(const MemRequest& req) {
+  // As lookup() would leave the tags, minus the timing: a miss allocates (a dirty victim's
+  // writeback is traffic, which warming does not model), a line with a fill in flight is left alone.
+  const uint64_t first = req.addr / p_.line_B;
+  const uint64_t end = req.addr + std::max<uint32_t>(req.bytes, 1);
+  for (uint64_t line = first; line * p_.line_B < end; ++line) {
+    const uint64_t lo = std::max<uint64_t>(req.addr, line * p_.line_B);
+    const uint64_t hi = std::min<uint64_t>(end, (line + 1) * p_.line_B);
+    const uint32_t s0 = static_cast<uint32_t>((lo - line * p_.line_B) / p_.sector_B);
+    const uint32_t s1 = static_cast<uint32_t>((hi - 1 - line * p_.line_B) / p_.sector_B);
+    const uint8_t mask = static_cast<uint8_t>(((1u << (s1 + 1)) - 1) & ~((1u << s0) - 1));
+    const uint32_t base = set_base(line);
+    uint32_t found = kNone;
+    for (uint32_t w = 0; w < p_.ways; ++w)
+      if (lines_[base + w].tag == line + 1) { found = base + w; break; }
+    if (found == kNone) {
+      found = victim(base);
+      if (found == kNone) continue;
+      lines_[found] = Line{};
+      lines_[found].tag = line + 1;
+    } else if (lines_[found].mshr != kNone) {
+      continue;
+    }
+    Line& l = lines_[found];
+    l.valid |= mask;
+    if (req.write) l.dirty |= mask;
+    l.lru = ++lru_clock_;
+  }
+}
+
 double L2Cache::peak_bandwidth_GBps() const {
   return p_.slices * p_.slice_bandwidth_Bpc * p_.clock_MHz * 1e6 / 1e9;
 }

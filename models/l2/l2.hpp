@@ -47,6 +47,7 @@ class L2Cache : public FrontDevice {
   Tick idle_read_latency_ps() const override;
   uint64_t capacity_bytes() const override { return p_.capacity_bytes(); }
   void report(StatSink& sink, const std::string& component) const override;
+  void warm(const MemRequest& req) override;
 
  private:
   static constexpr uint32_t kNone = ~0u;

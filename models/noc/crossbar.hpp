@@ -40,6 +40,9 @@ class Crossbar : public FrontDevice {
   Tick idle_read_latency_ps() const override;
   uint64_t capacity_bytes() const override { return down_.connected() ? down_.get()->capacity_bytes() : 0; }
   void report(StatSink& sink, const std::string& component) const override;
+  void warm(const MemRequest& req) override {
+    if (down_.connected()) down_.get()->warm(req);
+  }
 
  private:
   struct Flight {  // a slot in flights_; its index is the id the downstream sees

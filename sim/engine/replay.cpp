@@ -36,6 +36,11 @@ struct KernelState {
   Tick start = model::kNever, end = 0;
   Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
   Tick cta_tail = 0;              // double-buffered: the math on the last stage, after its data lands
+  // Fast mode: contiguous runs go out as chunks only in a kernel that fills a wave. One that does
+  // not is latency-bound: a chunk frees its window entries when its slowest line returns, which
+  // slows a lone CTA's stream by ~20 %, so its requests stay line-sized.
+  bool coarse = false;
+  Tick ramp_end = 0;              // sampled kernels: when the first wave's worth of CTAs had ended
   int per_sm = 0;
   uint64_t bytes_read = 0, bytes_written = 0;
   std::vector<double> bytes_by_region;  // for the roofline
@@ -189,7 +194,7 @@ void Engine::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   sl.start = now;
   sl.mem_done = false;
   sl.cursor = model::AccessCursor(&k.accesses, static_cast<uint32_t>(cta), &in_.tensor_base, p_.line_bytes,
-                                  p_.sector_bytes, opt_.fast ? p_.fast_chunk_bytes : p_.line_bytes);
+                                  p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
   const auto& r = *k.rec;
   const int threads = int(r.threads_per_cta());
   if (s.ctas == 0) s.resident_since = now;
@@ -302,11 +307,31 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
     if (k.ctas_simulated == r.cta_count()) {
       end_kernel(sl.kernel, now);
     } else {
-      // Sampled kernel: the unsimulated CTAs take as long per CTA as the simulated ones did.
-      const double scale = double(r.cta_count()) / double(k.ctas_simulated);
-      push(k.start + Tick(double(now - k.start) * scale), Ev::kernel_end, sl.kernel);
+      // Sampled kernel: the unsimulated CTAs run at the rate of the sampled waves after the first
+      // (the first includes the ramp from an idle memory system); with one wave sampled, at its rate.
+      const uint64_t wave = uint64_t(p_.sm_count) * uint64_t(k.per_sm);
+      const uint64_t left = r.cta_count() - k.ctas_simulated;
+      Tick end;
+      if (k.ctas_simulated > wave && now > k.ramp_end) {
+        const double per_cta = double(now - k.ramp_end) / double(k.ctas_simulated - wave);
+        end = now + Tick(per_cta * double(left));
+      } else {
+        end = k.start + Tick(double(now - k.start) * double(r.cta_count()) / double(k.ctas_simulated));
+      }
+      push(end, Ev::kernel_end, sl.kernel);
+      // The caches as the unsimulated CTAs would have left them (the next kernel may read what
+      // they wrote: the top-k reads the indexer's logits from the L2).
+      for (uint64_t c = k.ctas_simulated; c < r.cta_count(); ++c) {
+        model::AccessCursor cur(&k.accesses, static_cast<uint32_t>(c), &in_.tensor_base, p_.line_bytes,
+                                p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
+        while (!cur.done()) {
+          const model::CtaRequest q = cur.next();
+          mem_.warm({0, q.addr, q.bytes, q.write, sm});
+        }
+      }
     }
   }
+  if (k.ctas_done == uint64_t(p_.sm_count) * uint64_t(k.per_sm)) k.ramp_end = now;
   if (opt_.progress && (ctas_done_ & 0xFFF) == 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
 }
 
@@ -487,6 +512,7 @@ ReplayOutput Engine::run() {
                                                                        : 1.0 / p_.pipeline_stages;
     k.cta_tail = Tick(double(k.cta_compute) * tail);
     k.ctas_simulated = kernels[i].cta_count();
+    k.coarse = opt_.fast && kernels[i].cta_count() >= uint64_t(p_.sm_count) * uint64_t(k.per_sm);
     if (opt_.fast) {
       const uint64_t budget = uint64_t(p_.fast_sample_waves) * p_.sm_count * uint64_t(k.per_sm);
       k.ctas_simulated = std::min<uint64_t>(k.ctas_simulated, budget);

@@ -57,6 +57,13 @@ class Router : public MemoryDevice {
     if (routes_[w].translate) r.addr &= kWindowMask;
     return ports_[routes_[w].port]->try_enqueue(r, now);
   }
+  void warm(const MemRequest& req) override {
+    const uint64_t w = req.addr >> kRegionWindowBits;
+    if (w >= routes_.size() || routes_[w].port < 0) return;
+    MemRequest r = req;
+    if (routes_[w].translate) r.addr &= kWindowMask;
+    ports_[routes_[w].port]->warm(r);
+  }
   Tick next_event() const override {
     Tick t = kNever;
     for (const auto& p : ports_) t = std::min(t, p->next_event());
@@ -95,6 +102,7 @@ class MemorySystem : public MemoryDevice {
   bool try_enqueue(const MemRequest& r, Tick now) override { return top->try_enqueue(r, now); }
   Tick next_event() const override { return top->next_event(); }
   void advance(Tick now, std::vector<MemCompletion>& done) override { top->advance(now, done); }
+  void warm(const MemRequest& r) override { top->warm(r); }
   double peak_bandwidth_GBps() const override { return peak_source->peak_bandwidth_GBps(); }
   Tick idle_read_latency_ps() const override { return top->idle_read_latency_ps(); }
   uint64_t capacity_bytes() const override { return peak_source->capacity_bytes(); }

@@ -182,3 +182,18 @@ l2: {impl: sectored_l2, clock_MHz: 1000, capacity_MiB: 1.1, line_B: 128, sector_
     EXPECT_EQ(e.path, "l2.capacity_MiB");
   }
 }
+
+TEST(L2Cache, WarmingLeavesWhatAReadFindsWithoutTrafficOrStatistics) {
+  // Functional warming (the fast mode's unsimulated CTAs): a warmed write makes its sectors valid
+  // and dirty, so a later read of them hits (H cycles); a warmed read of another line fills it the
+  // same way. Warming itself sends nothing downstream and counts nothing.
+  Rig rig(small());
+  rig.l2.warm({0, 0, 128, true, 0});
+  rig.l2.warm({0, 256, 128, false, 0});
+  EXPECT_EQ(rig.mem->reads + rig.mem->writes, 0u);
+  EXPECT_EQ(rig.stat("write_misses") + rig.stat("read_misses") + rig.stat("read_hits"), 0);
+  EXPECT_EQ(rig.read(1, 0, 128, 0), H * T);
+  EXPECT_EQ(rig.read(2, 256, 128, 1000 * T), 1000 * T + H * T);
+  EXPECT_EQ(rig.stat("read_hits"), 2);
+  EXPECT_EQ(rig.mem->reads, 0u);
+}

@@ -155,14 +155,23 @@ TEST(Replay, MoreSmsNeverSlowAMemoryBoundKernel) {
 }
 
 TEST(Replay, FastModeIssuesFewerRequestsForTheSameBytes) {
+  // 32 CTAs fill one wave (4 SMs x 8 slots), so the fast mode sends 2 KiB chunks.
   Rig rig("gpu.max_outstanding_requests_per_sm=256");
   test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
-  auto det = run(rig, {kernel(0, 16)}, {stream_read(0, 16, 65536)}, m1, false);
-  auto fast = run(rig, {kernel(0, 16)}, {stream_read(0, 16, 65536)}, m2, true);
+  auto det = run(rig, {kernel(0, 32)}, {stream_read(0, 32, 65536)}, m1, false);
+  auto fast = run(rig, {kernel(0, 32)}, {stream_read(0, 32, 65536)}, m2, true);
   EXPECT_EQ(m1.bytes(), m2.bytes());
-  EXPECT_EQ(m1.requests(), 16u * 65536 / 128);   // one request per 128 B line
-  EXPECT_EQ(m2.requests(), 16u * 65536 / 2048);  // one per 2 KiB chunk
+  EXPECT_EQ(m1.requests(), 32u * 65536 / 128);   // one request per 128 B line
+  EXPECT_EQ(m2.requests(), 32u * 65536 / 2048);  // one per 2 KiB chunk
   EXPECT_NEAR(fast.step_ns, det.step_ns, 0.03 * det.step_ns);
+}
+
+TEST(Replay, FastModeKeepsLineRequestsForAKernelSmallerThanAWave) {
+  // 16 CTAs on 4 SMs x 8 slots: latency-bound, so its requests stay line-sized in the fast mode.
+  Rig rig("gpu.max_outstanding_requests_per_sm=256");
+  test::FakeMemory mem(100.0, 100.0);
+  run(rig, {kernel(0, 16)}, {stream_read(0, 16, 65536)}, mem, true);
+  EXPECT_EQ(mem.requests(), 16u * 65536 / 128);
 }
 
 TEST(Replay, GatherRoundsRowsToSectorsAndSplitsAtLines) {

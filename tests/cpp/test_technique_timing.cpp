@@ -61,9 +61,9 @@ TEST(TechniqueTiming, IndexShareRunsTheIndexerOnFewerLayersAndIsFaster) {
 TEST(TechniqueTiming, PoolingShortensTheScanAboutInProportionToItsBytes) {
   // 4:1 pooling reads a quarter of the indexer bytes; while the scan is bandwidth-bound its time
   // should fall by about the same factor: t_pool / t_base ≈ bytes_pool / bytes_base (within 15 %).
-  // At 256K tokens even the pooled scan (8 MiB a layer) is long next to the ~1 us of launch and
+  // At 1M tokens even the pooled scan (34 MiB a layer) is long next to the ~1 us of launch and
   // first-request latency that a scan of any size pays; at 64K that fixed part is a third of it.
-  constexpr uint64_t kContext = 262144;
+  constexpr uint64_t kContext = 1048576;
   const auto base = sim::simulate(small("baseline", {}, kContext));
   const auto pool = sim::simulate(small("indexpool", {"techniques.index_pool.recent_full=0"}, kContext));
   const Scan b = indexer_scan(base), p = indexer_scan(pool);
