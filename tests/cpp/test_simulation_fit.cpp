@@ -8,15 +8,22 @@
 
 using namespace indexsim;
 
-TEST(Simulation, HopperTiledKernelsDropStagesToFitAnA100) {
+namespace {
+// A 4-layer GLM-5.3-Flash decode step (three linear-attention layers and one DSA layer).
+sim::RunResult small_flash(const std::string& hardware) {
   sim::RunSpec s;
-  s.hardware = "a100";
+  s.hardware = hardware;
   s.workload = "glm-5.3-flash";
   s.step.context = 4096;
   s.fast = true;
   s.sets = {"workload.model.num_layers=4",
             "workload.layers=[{first: 0, last: 3, attention: linear, mlp: dense}, {first: 3, last: 3, attention: dsa, indexer: full}]"};
-  const auto r = sim::simulate(s);
+  return sim::simulate(s);
+}
+}  // namespace
+
+TEST(Simulation, HopperTiledKernelsDropStagesToFitAnA100) {
+  const auto r = small_flash("a100");
   ASSERT_EQ(r.status, "ok") << r.error;
   const auto& fit = r.config["step"]["smem_fitted_to_gpu"];
   // gemm: 192 KiB in 4 stages = 48 KiB a stage; the A100's 164 KiB hold floor(164 / 48) = 3 stages.
@@ -27,14 +34,7 @@ TEST(Simulation, HopperTiledKernelsDropStagesToFitAnA100) {
 }
 
 TEST(Simulation, KernelsThatFitAreLeftAsWritten) {
-  sim::RunSpec s;
-  s.hardware = "h200";
-  s.workload = "glm-5.3-flash";
-  s.step.context = 4096;
-  s.fast = true;
-  s.sets = {"workload.model.num_layers=4",
-            "workload.layers=[{first: 0, last: 3, attention: linear, mlp: dense}, {first: 3, last: 3, attention: dsa, indexer: full}]"};
-  const auto r = sim::simulate(s);
+  const auto r = small_flash("h200");
   ASSERT_EQ(r.status, "ok") << r.error;
   EXPECT_FALSE(r.config["step"].contains("smem_fitted_to_gpu"));
 }
