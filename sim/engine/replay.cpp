@@ -40,7 +40,10 @@ struct KernelState {
   // not is latency-bound: a chunk frees its window entries when its slowest line returns, which
   // slows a lone CTA's stream by ~20 %, so its requests stay line-sized.
   bool coarse = false;
-  Tick ramp_end = 0;              // sampled kernels: when the first wave's worth of CTAs had ended
+  // Sampled kernels: when a wave's worth of CTAs had ended, and when the last sampled CTA started
+  // (with how many had ended by then).
+  Tick wave1_done = 0, last_dispatch = 0;
+  uint64_t done_at_last_dispatch = 0;
   int per_sm = 0;
   uint64_t bytes_read = 0, bytes_written = 0;
   std::vector<double> bytes_by_region;  // for the roofline
@@ -117,6 +120,7 @@ class Engine {
   void end_kernel(uint32_t k, Tick now);
   uint32_t region_of(uint32_t tensor) const { return region_index_[tensor]; }
   void kernel_ready(uint32_t k, Tick now);
+  void warm_with_unsimulated(const KernelState& k);
   std::string signature(const KernelState& k) const;
   Tick resident_sum() const;
   Tick tensor_sum() const;
@@ -186,7 +190,12 @@ void Engine::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   uint32_t slot = 0;
   while (s.slots[slot].used) ++slot;
   Slot& sl = s.slots[slot];
-  const uint64_t cta = k.next_cta++;
+  // A sampled kernel simulates its last CTAs, after warming with the ones before (kernel_ready).
+  const uint64_t cta = k.rec->cta_count() - k.ctas_simulated + k.next_cta++;
+  if (k.next_cta == k.ctas_simulated) {
+    k.last_dispatch = now;
+    k.done_at_last_dispatch = k.ctas_done;
+  }
   sl.used = true;
   sl.kernel = kernel;
   sl.cta = cta;
@@ -307,31 +316,21 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
     if (k.ctas_simulated == r.cta_count()) {
       end_kernel(sl.kernel, now);
     } else {
-      // Sampled kernel: the unsimulated CTAs run at the rate of the sampled waves after the first
-      // (the first includes the ramp from an idle memory system); with one wave sampled, at its rate.
+      // Sampled kernel: the rest of the grid runs at the steady rate, measured while the machine was
+      // full and past the ramp from an idle memory system: from the first wave's worth of completed
+      // CTAs to the last dispatch of a sampled CTA. Without such a window, at the sampled average.
       const uint64_t wave = uint64_t(p_.sm_count) * uint64_t(k.per_sm);
-      const uint64_t left = r.cta_count() - k.ctas_simulated;
       Tick end;
-      if (k.ctas_simulated > wave && now > k.ramp_end) {
-        const double per_cta = double(now - k.ramp_end) / double(k.ctas_simulated - wave);
-        end = now + Tick(per_cta * double(left));
+      if (k.done_at_last_dispatch > wave && k.last_dispatch > k.wave1_done) {
+        const double per_cta = double(k.last_dispatch - k.wave1_done) / double(k.done_at_last_dispatch - wave);
+        end = std::max(now, k.last_dispatch + Tick(per_cta * double(r.cta_count() - k.done_at_last_dispatch)));
       } else {
         end = k.start + Tick(double(now - k.start) * double(r.cta_count()) / double(k.ctas_simulated));
       }
       push(end, Ev::kernel_end, sl.kernel);
-      // The caches as the unsimulated CTAs would have left them (the next kernel may read what
-      // they wrote: the top-k reads the indexer's logits from the L2).
-      for (uint64_t c = k.ctas_simulated; c < r.cta_count(); ++c) {
-        model::AccessCursor cur(&k.accesses, static_cast<uint32_t>(c), &in_.tensor_base, p_.line_bytes,
-                                p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
-        while (!cur.done()) {
-          const model::CtaRequest q = cur.next();
-          mem_.warm({0, q.addr, q.bytes, q.write, sm});
-        }
-      }
     }
   }
-  if (k.ctas_done == uint64_t(p_.sm_count) * uint64_t(k.per_sm)) k.ramp_end = now;
+  if (k.ctas_done == uint64_t(p_.sm_count) * uint64_t(k.per_sm)) k.wave1_done = now;
   if (opt_.progress && (ctas_done_ & 0xFFF) == 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
 }
 
@@ -443,8 +442,24 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
     k.resident_at_ready = resident_sum();
     k.tensor_at_ready = tensor_sum();
   }
+  if (k.ctas_simulated < k.rec->cta_count()) warm_with_unsimulated(k);
   // Launch order among ready kernels: by trace order (the order the host enqueued them).
   ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), kid), kid);
+}
+
+void Engine::warm_with_unsimulated(const KernelState& k) {
+  // Functional warming: the caches as the CTAs before the sampled ones would have left them, so
+  // that the sample runs in the steady state (an L2 full of the kernel's dirty lines, whose
+  // write-backs a copy pays) and leaves for the next kernel what the whole grid would have.
+  const uint64_t first_simulated = k.rec->cta_count() - k.ctas_simulated;
+  for (uint64_t c = 0; c < first_simulated; ++c) {
+    model::AccessCursor cur(&k.accesses, static_cast<uint32_t>(c), &in_.tensor_base, p_.line_bytes,
+                            p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
+    while (!cur.done()) {
+      const model::CtaRequest q = cur.next();
+      mem_.warm({0, q.addr, q.bytes, q.write, 0});
+    }
+  }
 }
 
 ReplayOutput Engine::run() {
