@@ -19,6 +19,8 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_.push_back(static_cast<uint8_t>(b / p.banks_per_group));
   for (auto& dir : q_) dir.resize(p.banks_per_pc());
   for (auto& dir : hit_) dir.assign(p.banks_per_pc(), -1);
+  for (auto& dir : head_seq_) dir.assign(p.banks_per_pc(), 0);
+  for (auto& dir : hit_seq_) dir.assign(p.banks_per_pc(), 0);
   // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
   // refresh never stalls the whole device at once.
   const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
@@ -35,6 +37,7 @@ void Controller::find_hit(int w, uint32_t bank, size_t from) {
   for (size_t i = from; i < q.size(); ++i)
     if (int64_t(q[i].row) == open) {
       hit_[w][bank] = int32_t(i);
+      hit_seq_[w][bank] = q[i].seq;
       return;
     }
 }
@@ -92,7 +95,11 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
   const bool hits_open_row = open != kClosed && int64_t(c.row) == open;
   if (same_plan && w == (write_mode_ ? 1 : 0) && hits_open_row) same_plan = hit_[w][c.bank] >= 0;
   q.push_back({seq_++, c.parent, c.row, c.bursts, 0, false});
-  if (hits_open_row && hit_[w][c.bank] < 0) hit_[w][c.bank] = int32_t(q.size() - 1);
+  if (q.size() == 1) head_seq_[w][c.bank] = q.back().seq;
+  if (hits_open_row && hit_[w][c.bank] < 0) {
+    hit_[w][c.bank] = int32_t(q.size() - 1);
+    hit_seq_[w][c.bank] = q.back().seq;
+  }
   mask_[w] |= uint64_t(1) << c.bank;
   ++count_[w];
   if (same_plan) {
@@ -138,28 +145,28 @@ void Controller::replan() {
     const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
     if (per_bank_ref && b == ref_bank_) continue;
     const Bank& bk = banks_[b];
-    const auto& q = q_[w][b];
     const Group& g = groups_[group_of_[b]];
+    const uint64_t head_seq = head_seq_[w][b];
     if (bk.open_row != kClosed) {
       const int32_t hit = hit_[w][b];
       if (hit >= 0) {
         const Cycle at = std::max({cur, bk.col_ready, g.col_ready[w], col_ready_[w], col_bus_free_});
-        if (at < best_col.at || (at == best_col.at && q[hit].seq < col_seq)) {
+        if (at < best_col.at || (at == best_col.at && hit_seq_[w][b] < col_seq)) {
           best_col = {at, Kind::kCol, b, uint32_t(hit)};
-          col_seq = q[hit].seq;
+          col_seq = hit_seq_[w][b];
         }
         continue;
       }
       const Cycle at = std::max({cur, bk.pre_ready, row_bus_free_});
-      if (at < best_row.at || (at == best_row.at && q[0].seq < row_seq)) {
+      if (at < best_row.at || (at == best_row.at && head_seq < row_seq)) {
         best_row = {at, Kind::kPre, b, 0};
-        row_seq = q[0].seq;
+        row_seq = head_seq;
       }
     } else {
       const Cycle at = std::max({cur, bk.act_ready, g.act_ready, act_ready_, faw, row_bus_free_});
-      if (at < best_row.at || (at == best_row.at && q[0].seq < row_seq)) {
+      if (at < best_row.at || (at == best_row.at && head_seq < row_seq)) {
         best_row = {at, Kind::kAct, b, 0};
-        row_seq = q[0].seq;
+        row_seq = head_seq;
       }
     }
   }
@@ -289,6 +296,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
         if (w == 0) done.push_back({t + T.tCL + T.burst, e.parent});
         q.erase(q.begin() + pl.index);
         find_hit(w, pl.bank, pl.index);  // the erased entry was the oldest hit
+        if (!q.empty()) head_seq_[w][pl.bank] = q.front().seq;
         if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);
         --count_[w];
       }

@@ -110,6 +110,9 @@ class Controller {
   // [write][bank]: index in q_ of the oldest entry for the bank's open row, -1 if none. Kept up to
   // date where rows open and close and entries come and go, so planning never scans a queue.
   std::array<std::vector<int32_t>, 2> hit_;
+  // [write][bank]: the age (seq) of the oldest entry and of the hit entry, beside the bank state so
+  // that planning reads flat arrays instead of every bank's queue.
+  std::array<std::vector<uint64_t>, 2> head_seq_, hit_seq_;
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
   std::array<uint32_t, 2> count_{0, 0};
   uint64_t seq_ = 0;
