@@ -4,6 +4,8 @@
 // indexer scan (8 DSA layers, small projections, 64K tokens of context).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "sim/engine/simulation.hpp"
 
 using namespace indexsim;
@@ -79,4 +81,24 @@ TEST(TechniqueTiming, NoStepBeatsItsRoofline) {
     const auto r = sim::simulate(small(t));
     EXPECT_GE(r.step_ns, r.roofline_ns) << t;
   }
+}
+
+TEST(FastMode, AgreesWithTheDetailedModeOnADecodeStep) {
+  // The fast mode samples the same models (2 KiB chunks, the last waves of long kernels after
+  // functional warming, reused twins); on a step whose kernels it samples, reuses and chunks it
+  // must stay within 3 % of the detailed mode: |t_fast - t_detailed| / t_detailed <= 0.03.
+  auto spec = small("baseline", {}, 262144);
+  spec.fast = false;
+  const auto detailed = sim::simulate(spec);
+  spec.fast = true;
+  const auto fast = sim::simulate(spec);
+  int reused = 0, sampled = 0;
+  for (const auto& k : fast.kernels) {
+    reused += k.simulated == "reused";
+    sampled += k.simulated == "sampled";
+  }
+  EXPECT_GT(reused, 0);
+  EXPECT_GT(sampled, 0);
+  std::printf("fast %.1f ns, detailed %.1f ns\n", fast.step_ns, detailed.step_ns);
+  EXPECT_NEAR(fast.step_ns / detailed.step_ns, 1.0, 0.03) << "fast " << fast.step_ns << " ns, detailed " << detailed.step_ns;
 }
