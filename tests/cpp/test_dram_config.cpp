@@ -93,7 +93,7 @@ TEST(DramConfig, BadValuesNameKeyValueAndRule) {
   };
   expect_error("channel_interleave_bytes=16", "channel_interleave_bytes");   // below one burst
   expect_error("clock_MHz=1500", "clock_MHz");          // 6.25 Gb/s / 1.5 GHz: a burst is not whole clocks
-  expect_error("write_low_watermark=60", "write_low_watermark");
+  expect_error("write_low_watermark=200", "write_low_watermark");
   expect_error("refresh=sometimes", "refresh");
   expect_error("address_mapping=diagonal", "address_mapping");
   expect_error("tCCD_S_ns=0.64", "tCCD_S_ns");          // one clock cannot carry a two-clock burst
