@@ -45,6 +45,7 @@ struct KernelState {
   Tick wave1_done = 0, last_dispatch = 0;
   uint64_t done_at_last_dispatch = 0;
   int per_sm = 0;
+  uint64_t wave = 0;              // CTAs of one full wave: sm_count x per_sm
   uint64_t bytes_read = 0, bytes_written = 0;
   std::vector<double> bytes_by_region;  // for the roofline
   std::map<uint32_t, double> bytes_by_tensor;
@@ -121,6 +122,10 @@ class Engine {
   uint32_t region_of(uint32_t tensor) const { return region_index_[tensor]; }
   void kernel_ready(uint32_t k, Tick now);
   void warm_with_unsimulated(const KernelState& k);
+  model::AccessCursor cursor_for(const KernelState& k, uint64_t cta) const {
+    return model::AccessCursor(&k.accesses, static_cast<uint32_t>(cta), &in_.tensor_base, p_.line_bytes,
+                               p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
+  }
   std::string signature(const KernelState& k) const;
   Tick resident_sum() const;
   Tick tensor_sum() const;
@@ -202,8 +207,7 @@ void Engine::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   sl.outstanding = 0;
   sl.start = now;
   sl.mem_done = false;
-  sl.cursor = model::AccessCursor(&k.accesses, static_cast<uint32_t>(cta), &in_.tensor_base, p_.line_bytes,
-                                  p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
+  sl.cursor = cursor_for(k, cta);
   const auto& r = *k.rec;
   const int threads = int(r.threads_per_cta());
   if (s.ctas == 0) s.resident_since = now;
@@ -319,10 +323,9 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
       // Sampled kernel: the rest of the grid runs at the steady rate, measured while the machine was
       // full and past the ramp from an idle memory system: from the first wave's worth of completed
       // CTAs to the last dispatch of a sampled CTA. Without such a window, at the sampled average.
-      const uint64_t wave = uint64_t(p_.sm_count) * uint64_t(k.per_sm);
       Tick end;
-      if (k.done_at_last_dispatch > wave && k.last_dispatch > k.wave1_done) {
-        const double per_cta = double(k.last_dispatch - k.wave1_done) / double(k.done_at_last_dispatch - wave);
+      if (k.done_at_last_dispatch > k.wave && k.last_dispatch > k.wave1_done) {
+        const double per_cta = double(k.last_dispatch - k.wave1_done) / double(k.done_at_last_dispatch - k.wave);
         end = std::max(now, k.last_dispatch + Tick(per_cta * double(r.cta_count() - k.done_at_last_dispatch)));
       } else {
         end = k.start + Tick(double(now - k.start) * double(r.cta_count()) / double(k.ctas_simulated));
@@ -330,7 +333,7 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
       push(end, Ev::kernel_end, sl.kernel);
     }
   }
-  if (k.ctas_done == uint64_t(p_.sm_count) * uint64_t(k.per_sm)) k.wave1_done = now;
+  if (k.ctas_done == k.wave) k.wave1_done = now;
   if (opt_.progress && (ctas_done_ & 0xFFF) == 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
 }
 
@@ -400,9 +403,9 @@ std::string Engine::signature(const KernelState& k) const {
     put(a->rows.size());
     if (!a->rows.empty()) {
       std::vector<uint64_t> lines;
-      for (uint32_t r : a->rows) {
-        const uint64_t lo = (a->base + uint64_t(r) * a->row_pitch_bytes) / p_.line_bytes;
-        const uint64_t hi = (a->base + uint64_t(r) * a->row_pitch_bytes + std::max(a->row_bytes, 1u) - 1) / p_.line_bytes;
+      for (uint32_t row : a->rows) {
+        const uint64_t lo = (a->base + uint64_t(row) * a->row_pitch_bytes) / p_.line_bytes;
+        const uint64_t hi = (a->base + uint64_t(row) * a->row_pitch_bytes + std::max(a->row_bytes, 1u) - 1) / p_.line_bytes;
         for (uint64_t l = lo; l <= hi; ++l) lines.push_back(l);
       }
       std::sort(lines.begin(), lines.end());
@@ -453,8 +456,7 @@ void Engine::warm_with_unsimulated(const KernelState& k) {
   // write-backs a copy pays) and leaves for the next kernel what the whole grid would have.
   const uint64_t first_simulated = k.rec->cta_count() - k.ctas_simulated;
   for (uint64_t c = 0; c < first_simulated; ++c) {
-    model::AccessCursor cur(&k.accesses, static_cast<uint32_t>(c), &in_.tensor_base, p_.line_bytes,
-                            p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
+    model::AccessCursor cur = cursor_for(k, c);
     while (!cur.done()) {
       const model::CtaRequest q = cur.next();
       mem_.warm({0, q.addr, q.bytes, q.write, 0});
@@ -527,11 +529,9 @@ ReplayOutput Engine::run() {
                                                                        : 1.0 / p_.pipeline_stages;
     k.cta_tail = Tick(double(k.cta_compute) * tail);
     k.ctas_simulated = kernels[i].cta_count();
-    k.coarse = opt_.fast && kernels[i].cta_count() >= uint64_t(p_.sm_count) * uint64_t(k.per_sm);
-    if (opt_.fast) {
-      const uint64_t budget = uint64_t(p_.fast_sample_waves) * p_.sm_count * uint64_t(k.per_sm);
-      k.ctas_simulated = std::min<uint64_t>(k.ctas_simulated, budget);
-    }
+    k.wave = uint64_t(p_.sm_count) * uint64_t(k.per_sm);
+    k.coarse = opt_.fast && kernels[i].cta_count() >= k.wave;
+    if (opt_.fast) k.ctas_simulated = std::min<uint64_t>(k.ctas_simulated, uint64_t(p_.fast_sample_waves) * k.wave);
     ctas_total_ += k.ctas_simulated;
     if (kernels[i].cta_count() == 0) throw std::runtime_error("kernel " + kernels[i].name + " has an empty grid");
   }
