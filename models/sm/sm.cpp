@@ -19,9 +19,10 @@ SmParams SmParams::load(const config::Node& gpu) {
   p.line_bytes = gpu.req<uint32_t>("line_bytes", Rule::power_of_two());
   p.sector_bytes = gpu.req<uint32_t>("sector_bytes", Rule::power_of_two());
   p.fast_chunk_bytes = gpu.req<uint32_t>("fast_mode_chunk_bytes", Rule::power_of_two());
-  if (p.fast_chunk_bytes < p.line_bytes || p.fast_chunk_bytes > 64 * p.line_bytes)
+  if (p.fast_chunk_bytes < p.line_bytes || p.fast_chunk_bytes > kMaxRequestLines * p.line_bytes)
     gpu.fail("fast_mode_chunk_bytes", std::to_string(p.fast_chunk_bytes),
-             "must lie between line_bytes and 64 x line_bytes (the replay tags a request with its line count)");
+             "must lie between line_bytes and " + std::to_string(kMaxRequestLines) +
+                 " x line_bytes (the replay tags a request with its line count)");
   p.fast_sample_waves = gpu.req<uint32_t>("fast_mode_sample_waves", Rule::range(1, 1e6));
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());

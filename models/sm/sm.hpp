@@ -17,6 +17,10 @@
 
 namespace indexsim::model {
 
+// A request spans at most this many lines: the replay tags each request with its line count, and
+// fast_mode_chunk_bytes may not exceed it.
+constexpr uint32_t kMaxRequestLines = 64;
+
 struct SmParams {
   int sm_count = 0;
   double sm_clock_MHz = 0;

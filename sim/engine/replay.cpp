@@ -20,7 +20,8 @@ namespace {
 
 constexpr uint32_t kSlotBits = 8;   // CTA slot inside an SM (max_ctas_per_sm <= 255)
 constexpr uint32_t kSmBits = 12;    // SM index (sm_count <= 4096)
-constexpr uint32_t kLineBits = 6;   // lines of a request, less one (fast-mode chunks <= 64 lines)
+constexpr uint32_t kLineBits = 6;   // lines of a request, less one
+static_assert(model::kMaxRequestLines <= (1u << kLineBits), "a request's line count must fit its tag");
 constexpr uint32_t kIdTagBits = kSlotBits + kSmBits + kLineBits;
 constexpr uint64_t kAlignmentBytes = 4096;  // kernel reuse: a larger alignment than any line or chunk
 
@@ -30,7 +31,6 @@ struct KernelState {
   std::vector<uint32_t> dependents;
   uint32_t deps_left = 0;
   Tick deps_done = 0;             // when the last dependence finished
-  bool ready = false;
   uint64_t next_cta = 0, ctas_done = 0;
   uint64_t ctas_simulated = 0;    // all of them, or the sampled waves in the fast mode
   Tick start = model::kNever, end = 0;
@@ -418,7 +418,6 @@ std::string Engine::signature(const KernelState& k) const {
 
 void Engine::kernel_ready(uint32_t kid, Tick now) {
   KernelState& k = k_[kid];
-  k.ready = true;
   k.ready_at = now;
   // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
   // so it has the machine to itself for its whole life.

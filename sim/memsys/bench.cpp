@@ -34,23 +34,11 @@ const char* to_string(BenchPattern p) {
 
 namespace {
 
-void fill_latency(BenchResult& r, std::vector<Tick>& lat) {
-  if (lat.empty()) return;
-  double sum = 0;
-  for (Tick l : lat) sum += static_cast<double>(l);
-  r.latency_mean_ns = sum / lat.size() / 1000.0;
-  auto pct = [&lat](double q) {
-    const size_t k = std::min(lat.size() - 1, static_cast<size_t>(q * (lat.size() - 1) + 0.5));
-    std::nth_element(lat.begin(), lat.begin() + k, lat.end());
-    return static_cast<double>(lat[k]) / 1000.0;
-  };
-  r.latency_p50_ns = pct(0.50);
-  r.latency_p99_ns = pct(0.99);
-}
-
-// The same figures from a histogram of exact latencies: a replay of any length holds one entry per
+// Latency figures from a histogram of exact latencies: a run of any length holds one entry per
 // distinct latency (a few thousand clock multiples), not one per request.
-void fill_latency(BenchResult& r, const std::unordered_map<Tick, uint64_t>& hist) {
+using LatencyHistogram = std::unordered_map<Tick, uint64_t>;
+
+void fill_latency(BenchResult& r, const LatencyHistogram& hist) {
   std::vector<std::pair<Tick, uint64_t>> h(hist.begin(), hist.end());
   std::sort(h.begin(), h.end());
   uint64_t n = 0;
@@ -61,7 +49,7 @@ void fill_latency(BenchResult& r, const std::unordered_map<Tick, uint64_t>& hist
   }
   if (n == 0) return;
   r.latency_mean_ns = sum / static_cast<double>(n) / 1000.0;
-  auto pct = [&](double q) {  // the nearest-rank rule of the vector form above
+  auto pct = [&](double q) {  // nearest rank
     const uint64_t k = std::min<uint64_t>(n - 1, static_cast<uint64_t>(q * static_cast<double>(n - 1) + 0.5));
     uint64_t seen = 0;
     for (const auto& [l, c] : h) {
@@ -72,6 +60,18 @@ void fill_latency(BenchResult& r, const std::unordered_map<Tick, uint64_t>& hist
   };
   r.latency_p50_ns = pct(0.50);
   r.latency_p99_ns = pct(0.99);
+}
+
+// What both runs report once the last request has completed.
+void finish(BenchResult& r, model::MemoryDevice& dev, Tick start_ps, Tick last, uint64_t completed,
+            const LatencyHistogram& lat, std::chrono::steady_clock::time_point wall0) {
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.requests = completed;
+  r.end_ps = last;
+  r.sim_ps = last - start_ps;
+  r.bandwidth_GBps = r.sim_ps ? static_cast<double>(r.bytes) / (static_cast<double>(r.sim_ps) / 1000.0) : 0;  // bytes/ns
+  fill_latency(r, lat);
+  dev.report(r.stats, "");
 }
 
 }  // namespace
@@ -87,8 +87,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   std::deque<uint32_t> ready;
   for (uint32_t i = 0; i < slots; ++i) ready.push_back(i);  // slot i belongs to requester i % requesters
   std::vector<Tick> issued_at(slots, 0);
-  std::vector<Tick> lat;
-  lat.reserve(s.requests);
+  LatencyHistogram lat;
   std::vector<model::MemCompletion> done;
   uint64_t rng = s.seed;
   auto next_rand = [&rng] { return model::mix64(rng += 0x9e3779b97f4a7c15ull); };
@@ -131,21 +130,15 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
     dev.advance(now, done);
     for (const auto& c : done) {
       const uint32_t slot = static_cast<uint32_t>(c.id % slots);
-      lat.push_back(c.done - issued_at[slot]);
+      ++lat[c.done - issued_at[slot]];
       ready.push_back(slot);
       last = std::max(last, c.done);
       ++completed;
     }
     done.clear();
   }
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  r.requests = completed;
   r.bytes = completed * s.bytes;
-  r.end_ps = last;
-  r.sim_ps = last - s.start_ps;
-  r.bandwidth_GBps = r.sim_ps ? static_cast<double>(r.bytes) / (static_cast<double>(r.sim_ps) / 1000.0) : 0;  // bytes/ns
-  fill_latency(r, lat);
-  dev.report(r.stats, "");
+  finish(r, dev, s.start_ps, last, completed, lat, wall0);
   return r;
 }
 
@@ -158,7 +151,7 @@ BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const 
   std::vector<Tick> issued_at;
   std::vector<uint8_t> is_write;
   std::vector<uint32_t> free_slots;
-  std::unordered_map<Tick, uint64_t> lat;
+  LatencyHistogram lat;
   std::vector<model::MemCompletion> done;
 
   BenchResult r;
@@ -222,13 +215,7 @@ BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const 
     }
     done.clear();
   }
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  r.requests = completed;
-  r.end_ps = last;
-  r.sim_ps = last - s.start_ps;
-  r.bandwidth_GBps = r.sim_ps ? static_cast<double>(r.bytes) / (static_cast<double>(r.sim_ps) / 1000.0) : 0;
-  fill_latency(r, lat);
-  dev.report(r.stats, "");
+  finish(r, dev, s.start_ps, last, completed, lat, wall0);
   return r;
 }
 
