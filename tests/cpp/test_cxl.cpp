@@ -34,6 +34,19 @@ CxlParams pcie5_x16_68B() {
   return p;
 }
 Tick wire(double bytes, double GBps) { return static_cast<Tick>(std::ceil(bytes / GBps * 1000.0)); }
+
+// 50,000 closed-loop 64 B requests from 8 x 32 slots; all reads, or all writes at write_fraction 1.
+indexsim::sim::BenchResult sustained(CxlExpander& x, double write_fraction) {
+  indexsim::sim::BenchSpec s;
+  s.pattern = write_fraction > 0 ? indexsim::sim::BenchPattern::Mix : indexsim::sim::BenchPattern::Stream;
+  s.write_fraction = write_fraction;
+  s.requests = 50000;
+  s.requesters = 8;
+  s.outstanding = 32;
+  s.bytes = 64;
+  s.footprint_bytes = x.capacity_bytes();
+  return indexsim::sim::run_memory_bench(x, s);
+}
 }  // namespace
 
 TEST(CxlExpander, RawRateIsLanesTimesRateTimesEncoding) {
@@ -65,14 +78,7 @@ TEST(CxlExpander, IdleReadIsLinkPlusControllerPlusDramLatency) {
 TEST(CxlExpander, SustainedReadBandwidthIsCappedByLinkRateTimesFlitEfficiency) {
   const CxlParams p = pcie5_x16_68B();
   CxlExpander x(p, std::make_unique<FixedLatencyMemory>(kDram));
-  indexsim::sim::BenchSpec s;
-  s.pattern = indexsim::sim::BenchPattern::Stream;
-  s.requests = 50000;
-  s.requesters = 8;
-  s.outstanding = 32;
-  s.bytes = 64;
-  s.footprint_bytes = x.capacity_bytes();
-  const auto r = indexsim::sim::run_memory_bench(x, s);
+  const auto r = sustained(x, 0.0);
   const double cap = p.raw_GBps() * p.flit_efficiency();  // 47.4 GB/s
   EXPECT_LE(r.bandwidth_GBps, cap);
   EXPECT_GE(r.bandwidth_GBps, 0.98 * cap);
@@ -81,15 +87,7 @@ TEST(CxlExpander, SustainedReadBandwidthIsCappedByLinkRateTimesFlitEfficiency) {
 TEST(CxlExpander, SustainedWriteBandwidthIsCappedTheSameWayOnTheOtherDirection) {
   const CxlParams p = pcie5_x16_68B();
   CxlExpander x(p, std::make_unique<FixedLatencyMemory>(kDram));
-  indexsim::sim::BenchSpec s;
-  s.pattern = indexsim::sim::BenchPattern::Mix;
-  s.write_fraction = 1.0;
-  s.requests = 50000;
-  s.requesters = 8;
-  s.outstanding = 32;
-  s.bytes = 64;
-  s.footprint_bytes = x.capacity_bytes();
-  const auto r = indexsim::sim::run_memory_bench(x, s);
+  const auto r = sustained(x, 1.0);
   const double cap = p.raw_GBps() * p.flit_efficiency();
   EXPECT_LE(r.bandwidth_GBps, cap);
   EXPECT_GE(r.bandwidth_GBps, 0.98 * cap);
