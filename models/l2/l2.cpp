@@ -61,6 +61,20 @@ uint32_t L2Cache::set_base(uint64_t line) const {
   return (slice * sets_ + set) * p_.ways;
 }
 
+uint32_t L2Cache::find(uint32_t base, uint64_t line) const {
+  for (uint32_t w = 0; w < p_.ways; ++w)
+    if (lines_[base + w].tag == line + 1) return base + w;
+  return kNone;
+}
+
+uint8_t L2Cache::sector_mask(const MemRequest& req, uint64_t line) const {
+  const uint64_t lo = std::max<uint64_t>(req.addr, line * p_.line_B);
+  const uint64_t hi = std::min<uint64_t>(req.addr + std::max<uint32_t>(req.bytes, 1), (line + 1) * p_.line_B);
+  const auto s0 = static_cast<uint32_t>((lo - line * p_.line_B) / p_.sector_B);
+  const auto s1 = static_cast<uint32_t>((hi - 1 - line * p_.line_B) / p_.sector_B);
+  return static_cast<uint8_t>(((1u << (s1 + 1)) - 1) & ~((1u << s0) - 1));
+}
+
 Tick L2Cache::hit_latency(uint32_t slice, uint32_t partition) const {
   const uint32_t slice_partition = static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices);
   return clk_.cycles(slice_partition == partition ? p_.hit_latency_near_cycles : p_.hit_latency_far_cycles);
@@ -80,11 +94,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   }
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
-    const uint64_t lo = std::max<uint64_t>(req.addr, l * p_.line_B);
-    const uint64_t hi = std::min<uint64_t>(req.addr + std::max<uint32_t>(req.bytes, 1), (l + 1) * p_.line_B);
-    const uint32_t s0 = static_cast<uint32_t>((lo - l * p_.line_B) / p_.sector_B);
-    const uint32_t s1 = static_cast<uint32_t>((hi - 1 - l * p_.line_B) / p_.sector_B);
-    const uint8_t mask = static_cast<uint8_t>(((1u << (s1 + 1)) - 1) & ~((1u << s0) - 1));
+    const uint8_t mask = sector_mask(req, l);
     const uint32_t piece = take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.source % p_.partitions});
     const uint32_t s = slice_of(l);
     slices_[s].queue.push_back(piece);
@@ -169,9 +179,7 @@ void L2Cache::fetch(uint32_t m, uint64_t line, uint8_t need, uint32_t s, Tick t)
 bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
   const Piece pc = pieces_[pi];
   const uint32_t base = set_base(pc.line);
-  uint32_t found = kNone;
-  for (uint32_t w = 0; w < p_.ways; ++w)
-    if (lines_[base + w].tag == pc.line + 1) { found = base + w; break; }
+  uint32_t found = find(base, pc.line);
   Slice& sl = slices_[s];
   const Tick lat = hit_latency(s, pc.partition);
   const bool near = lat == clk_.cycles(p_.hit_latency_near_cycles);
@@ -287,15 +295,9 @@ void L2Cache::warm(const MemRequest& req) {
   const uint64_t first = req.addr / p_.line_B;
   const uint64_t end = req.addr + std::max<uint32_t>(req.bytes, 1);
   for (uint64_t line = first; line * p_.line_B < end; ++line) {
-    const uint64_t lo = std::max<uint64_t>(req.addr, line * p_.line_B);
-    const uint64_t hi = std::min<uint64_t>(end, (line + 1) * p_.line_B);
-    const uint32_t s0 = static_cast<uint32_t>((lo - line * p_.line_B) / p_.sector_B);
-    const uint32_t s1 = static_cast<uint32_t>((hi - 1 - line * p_.line_B) / p_.sector_B);
-    const uint8_t mask = static_cast<uint8_t>(((1u << (s1 + 1)) - 1) & ~((1u << s0) - 1));
+    const uint8_t mask = sector_mask(req, line);
     const uint32_t base = set_base(line);
-    uint32_t found = kNone;
-    for (uint32_t w = 0; w < p_.ways; ++w)
-      if (lines_[base + w].tag == line + 1) { found = base + w; break; }
+    uint32_t found = find(base, line);
     if (found == kNone) {
       found = victim(base);
       if (found == kNone) continue;

@@ -88,6 +88,8 @@ class L2Cache : public FrontDevice {
 
   uint32_t slice_of(uint64_t line) const { return static_cast<uint32_t>(mix64(line) % p_.slices); }
   uint32_t set_base(uint64_t line) const;
+  uint32_t find(uint32_t base, uint64_t line) const;                // the way holding `line`, or kNone
+  uint8_t sector_mask(const MemRequest& req, uint64_t line) const;  // sectors of `line` that `req` touches
   Tick hit_latency(uint32_t slice, uint32_t partition) const;
   void schedule(uint32_t slice, Tick t);
   void serve(uint32_t slice, Tick t);
