@@ -108,7 +108,11 @@ TEST(L2Cache, WritesAllocateWithoutFetchAndDirtyVictimsAreWrittenBack) {
 TEST(L2Cache, ReplacementIsLeastRecentlyUsed) {
   Rig rig(small(1, 2, 1));
   Tick t = 0;
-  for (uint64_t line : {0, 1, 0, 2}) rig.read(line + 10 * t, line * 128, 32, t += 1000 * T);  // 2 evicts 1
+  uint64_t id = 0;
+  for (uint64_t line : {0, 1, 0, 2}) {  // 2 evicts 1
+    t += 1000 * T;
+    rig.read(++id, line * 128, 32, t);
+  }
   rig.read(100, 0, 32, t += 1000 * T);  // line 0 still present
   rig.read(101, 128, 32, t += 1000 * T);  // line 1 was the victim
   EXPECT_EQ(rig.stat("read_hits"), 2);    // the second and third reads of line 0
