@@ -16,11 +16,7 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
     : p_(&p), index_(index), checker_(checker) {
   banks_.resize(p.banks_per_pc());
   groups_.resize(p.groups_per_pc());
-  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_.push_back(static_cast<uint8_t>(b / p.banks_per_group));
-  for (auto& dir : q_) dir.resize(p.banks_per_pc());
-  for (auto& dir : hit_) dir.assign(p.banks_per_pc(), -1);
-  for (auto& dir : head_seq_) dir.assign(p.banks_per_pc(), 0);
-  for (auto& dir : hit_seq_) dir.assign(p.banks_per_pc(), 0);
+  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) banks_[b].group = static_cast<uint8_t>(b / p.banks_per_group);
   // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
   // refresh never stalls the whole device at once.
   const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
@@ -30,14 +26,14 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
 }
 
 void Controller::find_hit(int w, uint32_t bank, size_t from) {
-  const int64_t open = banks_[bank].open_row;
-  const auto& q = q_[w][bank];
-  hit_[w][bank] = -1;
-  if (open == kClosed) return;
+  Bank& b = banks_[bank];
+  const auto& q = b.q[w];
+  b.hit[w] = -1;
+  if (b.open_row == kClosed) return;
   for (size_t i = from; i < q.size(); ++i)
-    if (int64_t(q[i].row) == open) {
-      hit_[w][bank] = int32_t(i);
-      hit_seq_[w][bank] = q[i].seq;
+    if (int64_t(q[i].row) == b.open_row) {
+      b.hit[w] = int32_t(i);
+      b.hit_seq[w] = q[i].seq;
       return;
     }
 }
@@ -87,18 +83,18 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
   if (was_idle) catch_up_idle(now);
   cur_ = std::max(cur_, now);
   const int w = c.write ? 1 : 0;
-  auto& q = q_[w][c.bank];
+  Bank& bk = banks_[c.bank];
+  auto& q = bk.q[w];
   // The youngest entry changes the plan only if it is its bank's first entry or first row hit,
   // or if it moves the read/write mode: otherwise skip the replan (the common case in a stream).
   bool same_plan = !was_idle && !ref_pending_ && !q.empty();
-  const int64_t open = banks_[c.bank].open_row;
-  const bool hits_open_row = open != kClosed && int64_t(c.row) == open;
-  if (same_plan && w == (write_mode_ ? 1 : 0) && hits_open_row) same_plan = hit_[w][c.bank] >= 0;
+  const bool hits_open_row = bk.open_row != kClosed && int64_t(c.row) == bk.open_row;
+  if (same_plan && w == (write_mode_ ? 1 : 0) && hits_open_row) same_plan = bk.hit[w] >= 0;
   q.push_back({seq_++, c.parent, c.row, c.bursts, 0, false});
-  if (q.size() == 1) head_seq_[w][c.bank] = q.back().seq;
-  if (hits_open_row && hit_[w][c.bank] < 0) {
-    hit_[w][c.bank] = int32_t(q.size() - 1);
-    hit_seq_[w][c.bank] = q.back().seq;
+  if (q.size() == 1) bk.head_seq[w] = q.back().seq;
+  if (hits_open_row && bk.hit[w] < 0) {
+    bk.hit[w] = int32_t(q.size() - 1);
+    bk.hit_seq[w] = q.back().seq;
   }
   mask_[w] |= uint64_t(1) << c.bank;
   ++count_[w];
@@ -145,15 +141,15 @@ void Controller::replan() {
     const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
     if (per_bank_ref && b == ref_bank_) continue;
     const Bank& bk = banks_[b];
-    const Group& g = groups_[group_of_[b]];
-    const uint64_t head_seq = head_seq_[w][b];
+    const Group& g = groups_[bk.group];
+    const uint64_t head_seq = bk.head_seq[w];
     if (bk.open_row != kClosed) {
-      const int32_t hit = hit_[w][b];
+      const int32_t hit = bk.hit[w];
       if (hit >= 0) {
         const Cycle at = std::max({cur, bk.col_ready, g.col_ready[w], col_ready_[w], col_bus_free_});
-        if (at < best_col.at || (at == best_col.at && hit_seq_[w][b] < col_seq)) {
+        if (at < best_col.at || (at == best_col.at && bk.hit_seq[w] < col_seq)) {
           best_col = {at, Kind::kCol, b, uint32_t(hit)};
-          col_seq = hit_seq_[w][b];
+          col_seq = bk.hit_seq[w];
         }
         continue;
       }
@@ -199,7 +195,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
         Bank& b = banks_[i];
         if (b.open_row == kClosed) continue;
         b.open_row = kClosed;
-        hit_[0][i] = hit_[1][i] = -1;
+        b.hit = {-1, -1};
         b.act_ready = std::max(b.act_ready, t + T.tRP);
         b.closed_for_conflict = false;
         ++stats_.precharges;
@@ -219,7 +215,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
     case Kind::kPre: {
       Bank& b = banks_[pl.bank];
       b.open_row = kClosed;
-      hit_[0][pl.bank] = hit_[1][pl.bank] = -1;
+      b.hit = {-1, -1};
       b.act_ready = std::max(b.act_ready, t + T.tRP);
       b.closed_for_conflict = pl.kind == Kind::kPre;
       ++stats_.precharges;
@@ -240,9 +236,9 @@ void Controller::step(std::vector<ChunkDone>& done) {
     }
     case Kind::kAct: {
       const int w = write_mode_ ? 1 : 0;
-      Entry& e = q_[w][pl.bank][pl.index];
       Bank& b = banks_[pl.bank];
-      Group& g = groups_[group_of_[pl.bank]];
+      Entry& e = b.q[w][pl.index];
+      Group& g = groups_[b.group];
       b.open_row = e.row;
       if (!e.started) e.cls = b.closed_for_conflict ? 2 : 1;
       b.closed_for_conflict = false;
@@ -263,10 +259,10 @@ void Controller::step(std::vector<ChunkDone>& done) {
     }
     case Kind::kCol: {
       const int w = write_mode_ ? 1 : 0;
-      auto& q = q_[w][pl.bank];
-      Entry& e = q[pl.index];
       Bank& b = banks_[pl.bank];
-      Group& g = groups_[group_of_[pl.bank]];
+      auto& q = b.q[w];
+      Entry& e = q[pl.index];
+      Group& g = groups_[b.group];
       if (!e.started) {
         e.started = true;
         (e.cls == 0 ? stats_.row_hits : e.cls == 1 ? stats_.row_misses : stats_.row_conflicts)++;
@@ -296,7 +292,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
         if (w == 0) done.push_back({t + T.tCL + T.burst, e.parent});
         q.erase(q.begin() + pl.index);
         find_hit(w, pl.bank, pl.index);  // the erased entry was the oldest hit
-        if (!q.empty()) head_seq_[w][pl.bank] = q.front().seq;
+        if (!q.empty()) b.head_seq[w] = q.front().seq;
         if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);
         --count_[w];
       }

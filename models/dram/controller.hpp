@@ -82,10 +82,19 @@ class Controller {
     bool started;
   };
   static constexpr int64_t kClosed = -1;
-  struct Bank {
-    int64_t open_row = kClosed;
+  // Everything planning reads about a bank sits in its first cache line: a busy device touches
+  // each controller about once per clock, so the cost of a command is mostly its cold lines.
+  struct alignas(64) Bank {
     Cycle act_ready = 0, pre_ready = 0, col_ready = 0;
+    int64_t open_row = kClosed;
+    // [write]: age (seq) of the oldest entry and of the hit entry, and the hit entry's position in
+    // q: the oldest entry for the open row, -1 if none. Kept up to date where rows open and close
+    // and entries come and go, so planning never scans a queue.
+    std::array<uint64_t, 2> head_seq{0, 0}, hit_seq{0, 0};
+    std::array<int32_t, 2> hit{-1, -1};
+    uint8_t group = 0;
     bool closed_for_conflict = false;
+    std::array<std::vector<Entry>, 2> q;   // [write], oldest first
   };
   struct Group {
     Cycle act_ready = 0;
@@ -105,14 +114,6 @@ class Controller {
   TimingChecker* checker_;
   std::vector<Bank> banks_;
   std::vector<Group> groups_;
-  std::vector<uint8_t> group_of_;   // bank -> bank group (saves a division on the hot path)
-  std::array<std::vector<std::vector<Entry>>, 2> q_;   // [write][bank], oldest first
-  // [write][bank]: index in q_ of the oldest entry for the bank's open row, -1 if none. Kept up to
-  // date where rows open and close and entries come and go, so planning never scans a queue.
-  std::array<std::vector<int32_t>, 2> hit_;
-  // [write][bank]: the age (seq) of the oldest entry and of the hit entry, beside the bank state so
-  // that planning reads flat arrays instead of every bank's queue.
-  std::array<std::vector<uint64_t>, 2> head_seq_, hit_seq_;
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
   std::array<uint32_t, 2> count_{0, 0};
   uint64_t seq_ = 0;

@@ -20,43 +20,52 @@ DramDevice::DramDevice(DramParams p)
     : p_(std::move(p)),
       map_(p_),
       period_ps_(p_.clock_period_ps),
-      controller_latency_ps_(ns_to_ps(p_.controller_latency_ns)) {
+      controller_latency_ps_(ns_to_ps(p_.controller_latency_ns)),
+      lookahead_ps_((p_.t.tCL + p_.t.burst) * p_.clock_period_ps + controller_latency_ps_) {
   if (p_.check_timing) checker_ = std::make_unique<TimingChecker>(p_, /*keep_log=*/true);
   const uint32_t n = p_.pseudo_channels();
   ctrls_.reserve(n);
   for (uint32_t i = 0; i < n; ++i) ctrls_.emplace_back(p_, i, checker_.get());
   if (n >= (1u << kPcBits)) throw std::invalid_argument("dram: more than 65535 pseudo-channels");
-  heap_at_.assign(n, kNoCycle);
+  next_at_.assign(n, kNoCycle);
   need_.assign(n, 0);
-  heap_.reserve(2 * n);
   latency_hist_.assign(kLatencyBuckets, 0);
 }
 
 void DramDevice::schedule(uint32_t pc) {
-  const Cycle t = ctrls_[pc].next_event();
-  if (t == heap_at_[pc]) return;
-  heap_at_[pc] = t;
-  if (t == kNoCycle) return;
-  heap_.push_back(t << kPcBits | pc);
-  std::push_heap(heap_.begin(), heap_.end(), Later());
+  const Cycle old = next_at_[pc], t = ctrls_[pc].next_event();
+  next_at_[pc] = t;
+  if (t < earliest_) {
+    earliest_ = t;
+  } else if (old == earliest_ && t > old) {
+    earliest_ = *std::min_element(next_at_.begin(), next_at_.end());
+  }
 }
 
 void DramDevice::process_until(Tick now, bool inclusive) {
   // Commands at exactly `now` wait when a request arrives at `now`: they must see it.
   const Cycle limit = inclusive ? now / period_ps_ : (now + period_ps_ - 1) / period_ps_;
-  while (!heap_.empty() && (inclusive ? (heap_.front() >> kPcBits) <= limit : (heap_.front() >> kPcBits) < limit)) {
-    const Cycle at = heap_.front() >> kPcBits;
-    const auto pc = static_cast<uint32_t>(heap_.front() & ((1u << kPcBits) - 1));
-    std::pop_heap(heap_.begin(), heap_.end(), Later());
-    heap_.pop_back();
-    if (heap_at_[pc] != at) continue;   // superseded by an earlier plan
-    Controller& c = ctrls_[pc];
-    while (c.next_event() == at) c.step(step_out_);
-    for (const ChunkDone& d : step_out_) finished_.push_back(d);
-    step_out_.clear();
-    heap_at_[pc] = kNoCycle;
-    schedule(pc);
+  auto due = [&](Cycle at) { return inclusive ? at <= limit : at < limit; };
+  if (!due(earliest_)) return;
+  batch_.clear();
+  Cycle earliest = kNoCycle;
+  for (uint32_t pc = 0; pc < ctrls_.size(); ++pc) {
+    if (due(next_at_[pc])) {
+      Controller& c = ctrls_[pc];
+      while (due(c.next_event())) c.step(step_out_);
+      for (const ChunkDone& d : step_out_) batch_.push_back({d.data_end << kPcBits | pc, d.parent});
+      step_out_.clear();
+      next_at_[pc] = c.next_event();
+    }
+    earliest = std::min(earliest, next_at_[pc]);
   }
+  earliest_ = earliest;
+  // Each pseudo-channel's reads finish in order and at most one per clock, so sorting by (clock,
+  // pseudo-channel) gives the order a command-by-command walk over all of them would have given.
+  // Every read of this batch ends after every read of earlier batches (constant read latency).
+  if (batch_.empty()) return;
+  std::sort(batch_.begin(), batch_.end(), [](const Done& a, const Done& b) { return a.key < b.key; });
+  for (const Done& d : batch_) finished_.push_back({d.key >> kPcBits, d.parent});
 }
 
 uint32_t DramDevice::new_parent(const MemRequest& req, Tick now, uint32_t chunks) {
@@ -94,6 +103,7 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
   if (pieces_.size() == 1) {
     if (!ctrls_[pieces_[0].pc].can_accept(req.write, 1)) {
       ++rejected_;
+      refused_ = true;
       return false;
     }
   } else {
@@ -103,6 +113,7 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
     for (const Piece& pc : pieces_) need_[pc.pc] = 0;
     if (!room) {
       ++rejected_;
+      refused_ = true;
       return false;
     }
   }
@@ -126,12 +137,13 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
   return true;
 }
 
+Tick DramDevice::next_command_ps() const {
+  return earliest_ == kNoCycle ? kNever : earliest_ * period_ps_;
+}
+
 Tick DramDevice::next_event() const {
-  while (!heap_.empty() && heap_at_[heap_.front() & ((1u << kPcBits) - 1)] != heap_.front() >> kPcBits) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later());
-    heap_.pop_back();
-  }
-  Tick t = heap_.empty() ? kNever : (heap_.front() >> kPcBits) * period_ps_;
+  Tick t = next_command_ps();
+  if (t != kNever && !refused_) t += lookahead_ps_;
   if (!finished_.empty()) t = std::min(t, finished_.front().data_end * period_ps_ + controller_latency_ps_);
   if (!posted_.empty()) t = std::min(t, posted_.front().done);
   return t;
@@ -143,6 +155,7 @@ void DramDevice::record_latency(Tick latency) {
 }
 
 void DramDevice::advance(Tick now, std::vector<MemCompletion>& done) {
+  refused_ = false;
   process_until(now, /*inclusive=*/true);
   for (const MemCompletion& c : posted_) done.push_back(c);
   posted_.clear();

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The DRAM device: HBM2e, HBM3, HBM3E or DDR5, one model whose presets differ only in config values.
 // It maps each request to pseudo-channels, splits it into column accesses within a row (a chunk
-// per row touched), and drives one Controller per pseudo-channel. A min-heap of controllers by
-// next command time makes the device event-driven: advance(now) touches only controllers that have
-// a command due, in time order.
+// per row touched), and drives one Controller per pseudo-channel. Nothing ticks: advance(now) runs
+// each controller that has a command due up to `now` in one go (pseudo-channels are independent).
+//
+// next_event() is the earliest time at which the device can have something to report, not its next
+// command: a command issued at cycle c completes no read before c + tCL + burst (plus the
+// controller latency), so nobody upstream needs waking before then. This lookahead keeps a whole
+// GPU model from stepping through every DRAM command. After a refusal the next command is reported
+// instead, because a queue slot can free at any command and the refused sender retries at each event.
 //
 // Reads complete when the last byte of the last chunk leaves the data bus (plus the configured
 // controller latency). Writes are posted: they complete when the write queue accepts them, and the
@@ -28,6 +33,8 @@ class DramDevice : public MemoryDevice {
 
   bool try_enqueue(const MemRequest& req, Tick now) override;
   Tick next_event() const override;
+  // The clock of the next DRAM command (ps), kNever when idle: for tests that step command by command.
+  Tick next_command_ps() const;
   void advance(Tick now, std::vector<MemCompletion>& done) override;
   double peak_bandwidth_GBps() const override { return p_.peak_bandwidth_GBps(); }
   Tick idle_read_latency_ps() const override;
@@ -59,14 +66,12 @@ class DramDevice : public MemoryDevice {
   std::unique_ptr<TimingChecker> checker_;
   std::vector<Controller> ctrls_;
 
-  // Controllers by next command clock, as one key (clock << 16 | pseudo-channel) so that ties
-  // resolve by index, deterministically; an entry is live while its clock matches heap_at_[pc].
-  struct Later {
-    bool operator()(uint64_t a, uint64_t b) const { return a > b; }
-  };
-  static constexpr uint32_t kPcBits = 16;
-  mutable std::vector<uint64_t> heap_;
-  std::vector<Cycle> heap_at_;
+  // Each controller's next command clock, and the earliest of them (exact). The pseudo-channels are
+  // independent, so process_until runs every due controller to the limit in any order; a flat
+  // scan of this array beats a heap (most controllers are busy whenever one is).
+  std::vector<Cycle> next_at_;
+  Cycle earliest_ = kNoCycle;
+  static constexpr uint32_t kPcBits = 16;   // completion sort key: data_end << kPcBits | pc
 
   std::vector<Parent> parents_;
   std::vector<uint32_t> free_parents_;
@@ -74,6 +79,10 @@ class DramDevice : public MemoryDevice {
   std::deque<ChunkDone> finished_;
   std::vector<MemCompletion> posted_;      // accepted writes, reported at the next advance
   std::vector<ChunkDone> step_out_;
+  struct Done { uint64_t key; uint32_t parent; };   // key: data_end << kPcBits | pc
+  std::vector<Done> batch_;                // reads issued in one process_until
+  Tick lookahead_ps_;                      // command to earliest read completion: tCL + burst + controller
+  bool refused_ = false;                   // a request was refused since the last advance()
   struct Piece { uint32_t pc; Chunk chunk; };
   std::vector<Piece> pieces_;
   std::vector<uint32_t> need_;            // chunks per pseudo-channel of the request being split

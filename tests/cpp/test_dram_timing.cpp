@@ -167,8 +167,11 @@ TEST(DramTiming, AllBankRefreshBlocksThePseudoChannelForTrfcEveryTrefi) {
     EXPECT_LE(refs[k].at, (k + 1) * T.tREFI + T.tRAS + T.tRP);
   }
   for (const auto& c : e->checker()->log())
-    for (const auto& r : refs)
-      if (c.pc == 0 && c.cmd != Cmd::kRef) EXPECT_FALSE(c.at > r.at && c.at < r.at + T.tRFC) << cmd_name(c.cmd);
+    for (const auto& r : refs) {
+      if (c.pc == 0 && c.cmd != Cmd::kRef) {
+        EXPECT_FALSE(c.at > r.at && c.at < r.at + T.tRFC) << cmd_name(c.cmd);
+      }
+    }
   expect_no_violations(*d);
   expect_no_violations(*e);
 }
@@ -211,7 +214,7 @@ TEST(DramTiming, WriteToReadTurnaroundHonoursTwtr) {
   ASSERT_TRUE(d->try_enqueue(w, 1000 * P));
   std::vector<MemCompletion> out;
   Tick now = 0;
-  while (commands(*d, a0.pc, Cmd::kWr).empty()) d->advance(now = d->next_event(), out);
+  while (commands(*d, a0.pc, Cmd::kWr).empty()) d->advance(now = d->next_command_ps(), out);
   const uint64_t wr_at = commands(*d, a0.pc, Cmd::kWr).front().at;
   ASSERT_EQ(now, wr_at * P);
   ASSERT_TRUE(d->try_enqueue(rd(3, other_group + 32), now));   // other bank group: tWTR_S
@@ -221,7 +224,7 @@ TEST(DramTiming, WriteToReadTurnaroundHonoursTwtr) {
   EXPECT_EQ(rds[1].at, wr_at + T.tCWL + T.burst + T.tWTR_S);
 
   ASSERT_TRUE(d->try_enqueue(w, 2000 * P));
-  while (commands(*d, a0.pc, Cmd::kWr).size() < 2) d->advance(now = d->next_event(), out);
+  while (commands(*d, a0.pc, Cmd::kWr).size() < 2) d->advance(now = d->next_command_ps(), out);
   const uint64_t wr2 = commands(*d, a0.pc, Cmd::kWr).back().at;
   ASSERT_TRUE(d->try_enqueue(rd(4, 32), now));                 // same bank group: tWTR_L
   drain(*d);
@@ -265,7 +268,7 @@ TEST(DramTiming, RandomTrafficNeverBreaksAConstraint) {
       r.write = rng() % 3 == 0;
       now += rng() % 2000;
       for (Tick nx; (nx = d->next_event()) <= now;) d->advance(nx, out);
-      while (!d->try_enqueue(r, now)) d->advance(now = d->next_event(), out);
+      while (!d->try_enqueue(r, now)) d->advance(now = d->next_command_ps(), out);
     }
     drain(*d);
     expect_no_violations(*d);
