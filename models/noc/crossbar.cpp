@@ -38,7 +38,7 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
     ++refused_;
     return false;
   }
-  Flight f{req.id, req.addr, sp, req.bytes, 0, req.write};
+  Flight f{req.id, req.addr, sp, req.bytes, 0, req.source, req.write};
   const uint32_t headers = lines_of(f) * p_.header_B;  // a header per line, as line requests carry
   f.down_bytes = req.write ? headers : req.bytes;
   const uint32_t up_bytes = req.write ? req.bytes : headers;
@@ -54,9 +54,7 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
     free_flights_.pop_back();
     flights_[slot] = f;
   }
-  MemRequest fwd = req;
-  fwd.id = slot;
-  events_.push(sm_up_free_[sp] + clk_.cycles(p_.request_latency_cycles), {Kind::AtMemoryPort, fwd});
+  events_.push(sm_up_free_[sp] + clk_.cycles(p_.request_latency_cycles), {Kind::AtMemoryPort, slot});
   ++in_flight_[sp];
   ++requests_;
   bytes_up_ += up_bytes;
@@ -91,32 +89,38 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
         const Flight& f = flights_[c.id];
         const Tick left = through_memory_ports(f, c.done, mem_down_free_, !f.write);
         bytes_down_ += f.down_bytes;
-        MemRequest r;
-        r.id = c.id;
-        events_.push(left + clk_.cycles(p_.response_latency_cycles), {Kind::AtSmPort, r});
+        events_.push(left + clk_.cycles(p_.response_latency_cycles), {Kind::AtSmPort, static_cast<uint32_t>(c.id)});
       }
       continue;
     }
     const Event e = events_.pop();
     switch (e.kind) {
       case Kind::AtMemoryPort: {
-        const Flight& f = flights_[e.req.id];
-        events_.push(through_memory_ports(f, te, mem_up_free_, f.write), {Kind::Forward, e.req});
+        const Flight& f = flights_[e.slot];
+        events_.push(through_memory_ports(f, te, mem_up_free_, f.write), {Kind::Forward, e.slot});
         break;
       }
-      case Kind::Forward:
-        down_.send(e.req, te);
+      case Kind::Forward: {
+        const Flight& f = flights_[e.slot];
+        MemRequest r;
+        r.id = e.slot;
+        r.addr = f.addr;
+        r.bytes = f.req_bytes;
+        r.write = f.write;
+        r.source = f.source;
+        down_.send(r, te);
         break;
+      }
       case Kind::AtSmPort: {
-        const Flight& f = flights_[e.req.id];
+        const Flight& f = flights_[e.slot];
         const Tick start = std::max(te, sm_down_free_[f.sm_port]);
         sm_down_free_[f.sm_port] = start + occupancy(f.down_bytes);
         port_wait_ps_ += start - te;
-        events_.push(sm_down_free_[f.sm_port], {Kind::Complete, e.req});
+        events_.push(sm_down_free_[f.sm_port], {Kind::Complete, e.slot});
         break;
       }
       case Kind::Complete: {
-        const uint32_t slot = static_cast<uint32_t>(e.req.id);
+        const uint32_t slot = e.slot;
         --in_flight_[flights_[slot].sm_port];
         done.push_back({flights_[slot].id, te});
         free_flights_.push_back(slot);

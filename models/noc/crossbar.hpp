@@ -50,6 +50,7 @@ class Crossbar : public FrontDevice {
     uint64_t addr;
     uint32_t sm_port, req_bytes;
     uint32_t down_bytes;  // through the SM port on the way back: read data, or acks for a write
+    uint32_t source;      // the requester's source, passed on (the L2 picks near or far by it)
     bool write;
   };
   // A request of several lines (a fast-mode chunk) passes each line's memory port with that line's
@@ -60,9 +61,9 @@ class Crossbar : public FrontDevice {
     return static_cast<uint32_t>((f.addr + std::max<uint32_t>(f.req_bytes, 1) - 1) / p_.line_B - f.addr / p_.line_B + 1);
   }
   enum class Kind : uint8_t { AtMemoryPort, Forward, AtSmPort, Complete };
-  struct Event {
+  struct Event {  // eight bytes, kept in the event heap itself; the rest is in the flight
     Kind kind;
-    MemRequest req;  // id = flight slot
+    uint32_t slot;
   };
   Tick occupancy(uint32_t bytes) const;
 

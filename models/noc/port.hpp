@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "models/common/memory_device.hpp"
@@ -64,51 +63,35 @@ class Downstream {
   std::deque<MemRequest> blocked_;
 };
 
-// A min-heap of timed events; ties break by insertion order so that runs are deterministic.
-// The heap holds 16-byte keys (time; insertion number and payload slot) and the payloads wait in a
-// pool: sifting tens of thousands of in-flight requests through a heap of whole payloads was a
-// fifth of a detailed replay.
+// A min-heap of timed events; ties break by insertion order so that runs are deterministic. Keep
+// payloads small (an index into the unit's own table): every sift moves whole entries.
 template <class Payload>
 class EventHeap {
  public:
   void push(Tick t, const Payload& p) {
-    uint32_t slot;
-    if (free_.empty()) {
-      slot = static_cast<uint32_t>(pool_.size());
-      if (slot > kSlotMask) throw std::length_error("EventHeap: more than 2^24 events pending");
-      pool_.push_back(p);
-    } else {
-      slot = free_.back();
-      free_.pop_back();
-      pool_[slot] = p;
-    }
-    heap_.push_back({t, seq_++ << kSlotBits | slot});
+    heap_.push_back({t, seq_++, p});
     std::push_heap(heap_.begin(), heap_.end(), Later());
   }
   bool empty() const { return heap_.empty(); }
   Tick top_time() const { return heap_.empty() ? kNever : heap_.front().t; }
   Payload pop() {
     std::pop_heap(heap_.begin(), heap_.end(), Later());
-    const auto slot = static_cast<uint32_t>(heap_.back().order & kSlotMask);
+    const Payload p = heap_.back().p;
     heap_.pop_back();
-    free_.push_back(slot);
-    return pool_[slot];
+    return p;
   }
   size_t size() const { return heap_.size(); }
 
  private:
-  static constexpr int kSlotBits = 24;   // the insertion number keeps 40 bits: 10^12 events
-  static constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
-  struct Key {
+  struct Ev {
     Tick t;
-    uint64_t order;   // insertion number << kSlotBits | pool slot
+    uint64_t seq;
+    Payload p;
   };
   struct Later {
-    bool operator()(const Key& a, const Key& b) const { return a.t != b.t ? a.t > b.t : a.order > b.order; }
+    bool operator()(const Ev& a, const Ev& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
   };
-  std::vector<Key> heap_;
-  std::vector<Payload> pool_;
-  std::vector<uint32_t> free_;
+  std::vector<Ev> heap_;
   uint64_t seq_ = 0;
 };
 
