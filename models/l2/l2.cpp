@@ -215,7 +215,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
     const uint8_t need = pc.mask & ~lines_[found].valid & ~m.mask;
     if (need == 0) ++merged_; else ++read_misses_;
     if (need) fetch(lines_[found].mshr, pc.line, need, s, t);
-    m.waiters.push_back(pi);
+    m.wait(pi);
     lines_[found].lru = ++lru_clock_;
     (near ? near_ : far_)++;
     return true;
@@ -233,7 +233,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
   l.mshr = mi;
   l.lru = ++lru_clock_;
   mshrs_[mi].line_index = found;
-  mshrs_[mi].waiters.push_back(pi);
+  mshrs_[mi].wait(pi);
   ++read_misses_;
   (near ? near_ : far_)++;
   fetch(mi, pc.line, pc.mask & ~l.valid, s, t);
@@ -254,9 +254,13 @@ void L2Cache::fill_done(uint32_t mi, Tick t) {
   l.valid |= m.mask;
   l.mshr = kNone;
   const uint32_t s = mi / p_.mshrs_per_slice;
-  for (uint32_t pi : m.waiters)
+  auto answer = [&](uint32_t pi) {
     piece_done(pi, t + hit_latency(s, pieces_[pi].partition) + clk_.cycles(p_.miss_latency_cycles));
-  m.waiters.clear();
+  };
+  if (m.first_waiter != kNone) answer(m.first_waiter);
+  for (uint32_t pi : m.more) answer(pi);
+  m.first_waiter = kNone;
+  m.more.clear();
   m.mask = 0;
   m.line_index = kNone;
   Slice& sl = slices_[s];

@@ -73,7 +73,14 @@ class L2Cache : public FrontDevice {
     uint32_t line_index = kNone;
     uint32_t fills = 0;  // downstream reads outstanding
     uint8_t mask = 0;    // sectors in flight
-    std::vector<uint32_t> waiters;
+    // Pieces waiting for the fill, in arrival order. Nearly every fill has one: it sits here,
+    // in the MSHR's own cache line; merged misses go to `more`.
+    uint32_t first_waiter = kNone;
+    std::vector<uint32_t> more;
+    void wait(uint32_t piece) {
+      if (first_waiter == kNone) first_waiter = piece;
+      else more.push_back(piece);
+    }
   };
   struct Slice {
     std::deque<uint32_t> queue;
