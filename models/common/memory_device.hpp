@@ -34,10 +34,16 @@ struct MemCompletion {
 class MemoryDevice {
  public:
   virtual ~MemoryDevice() = default;
-  // False when the device's queue for this request is full; retry at or after next_event().
+  // False when the device's queue for this request is full; retry at next_retry() or later.
   virtual bool try_enqueue(const MemRequest& req, Tick now) = 0;
-  // Time of the next internal event, kNever when idle.
+  // The earliest time at which the device may have something to report (a completion), kNever
+  // when idle. Callers wake then; a device may look ahead past internal events that cannot
+  // complete anything sooner.
   virtual Tick next_event() const = 0;
+  // The earliest time at which a refused request may be accepted: for a sender holding one. A
+  // device whose next_event() looks ahead returns its next internal event here (a queue slot can
+  // free at any of them); others free slots only at events they report anyway.
+  virtual Tick next_retry() const { return next_event(); }
   // Processes every event due at or before `now`; appends finished requests to `done`.
   virtual void advance(Tick now, std::vector<MemCompletion>& done) = 0;
   // Theoretical peak data bandwidth of this device, in GB/s (1e9 bytes per second).

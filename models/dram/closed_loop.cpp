@@ -65,7 +65,7 @@ ClosedLoopResult run_closed_loop(MemoryDevice& dev, const ClosedLoopSpec& spec) 
       ++in_flight;
       if (!dev.try_enqueue(q, now)) parked.push_back(q);
     }
-    const Tick t = dev.next_event();
+    const Tick t = parked.empty() ? dev.next_event() : dev.next_retry();
     if (t == kNever) throw std::logic_error("closed loop: device idle with requests in flight");
     now = t;
     dev.advance(now, done);

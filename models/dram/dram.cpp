@@ -103,7 +103,6 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
   if (pieces_.size() == 1) {
     if (!ctrls_[pieces_[0].pc].can_accept(req.write, 1)) {
       ++rejected_;
-      refused_ = true;
       return false;
     }
   } else {
@@ -113,7 +112,6 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
     for (const Piece& pc : pieces_) need_[pc.pc] = 0;
     if (!room) {
       ++rejected_;
-      refused_ = true;
       return false;
     }
   }
@@ -143,7 +141,7 @@ Tick DramDevice::next_command_ps() const {
 
 Tick DramDevice::next_event() const {
   Tick t = next_command_ps();
-  if (t != kNever && !refused_) t += lookahead_ps_;
+  if (t != kNever) t += lookahead_ps_;
   if (!finished_.empty()) t = std::min(t, finished_.front().data_end * period_ps_ + controller_latency_ps_);
   if (!posted_.empty()) t = std::min(t, posted_.front().done);
   return t;
@@ -155,7 +153,6 @@ void DramDevice::record_latency(Tick latency) {
 }
 
 void DramDevice::advance(Tick now, std::vector<MemCompletion>& done) {
-  refused_ = false;
   process_until(now, /*inclusive=*/true);
   for (const MemCompletion& c : posted_) done.push_back(c);
   posted_.clear();

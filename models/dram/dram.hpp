@@ -7,14 +7,15 @@
 // next_event() is the earliest time at which the device can have something to report, not its next
 // command: a command issued at cycle c completes no read before c + tCL + burst (plus the
 // controller latency), so nobody upstream needs waking before then. This lookahead keeps a whole
-// GPU model from stepping through every DRAM command. After a refusal the next command is reported
-// instead, because a queue slot can free at any command and the refused sender retries at each event.
+// GPU model from stepping through every DRAM command. A sender holding a refused request asks
+// next_retry() instead: a queue slot can free at any command.
 //
 // Reads complete when the last byte of the last chunk leaves the data bus (plus the configured
 // controller latency). Writes are posted: they complete when the write queue accepts them, and the
 // queue's capacity is the back-pressure.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -33,6 +34,7 @@ class DramDevice : public MemoryDevice {
 
   bool try_enqueue(const MemRequest& req, Tick now) override;
   Tick next_event() const override;
+  Tick next_retry() const override { return std::min(next_command_ps(), next_event()); }
   // The clock of the next DRAM command (ps), kNever when idle: for tests that step command by command.
   Tick next_command_ps() const;
   void advance(Tick now, std::vector<MemCompletion>& done) override;
@@ -82,7 +84,6 @@ class DramDevice : public MemoryDevice {
   struct Done { uint64_t key; uint32_t parent; };   // key: data_end << kPcBits | pc
   std::vector<Done> batch_;                // reads issued in one process_until
   Tick lookahead_ps_;                      // command to earliest read completion: tCL + burst + controller
-  bool refused_ = false;                   // a request was refused since the last advance()
   struct Piece { uint32_t pc; Chunk chunk; };
   std::vector<Piece> pieces_;
   std::vector<uint32_t> need_;            // chunks per pseudo-channel of the request being split

@@ -19,7 +19,7 @@ Tick DramSc::now_ps() {
 }
 
 void DramSc::rearm(Tick now) {
-  const Tick t = core_->next_event();
+  const Tick t = refused_ ? std::min(core_->next_event(), core_->next_retry()) : core_->next_event();
   if (t == kNever) return;
   // A pending later notification is replaced by an earlier one (IEEE 1666 notify rules).
   wake_.notify(sc_core::sc_time(static_cast<double>(t > now ? t - now : 0), sc_core::SC_PS));
@@ -37,8 +37,10 @@ void DramSc::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) 
   req.bytes = gp.get_data_length();
   req.write = gp.is_write();
   while (!core_->try_enqueue(req, now_ps())) {
+    ++refused_;
     rearm(now_ps());
     sc_core::wait(space_);
+    --refused_;
   }
   Waiter w;
   waiting_[req.id] = &w;

@@ -43,6 +43,7 @@ class DramSc : public sc_core::sc_module {
   std::vector<MemCompletion> done_;
   uint64_t next_id_ = 0;
   uint64_t wakeups_ = 0;
+  uint32_t refused_ = 0;   // transactions waiting for queue space: wake at each DRAM command then
 };
 
 }  // namespace indexsim::model::dram

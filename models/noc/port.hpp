@@ -39,7 +39,11 @@ class Downstream {
       ++refusals_;
     }
   }
-  Tick next_event() const { return dev_ ? dev_->next_event() : kNever; }
+  // While a request waits here, the downstream's next chance to take it counts as an event.
+  Tick next_event() const {
+    if (!dev_) return kNever;
+    return blocked_.empty() ? dev_->next_event() : std::min(dev_->next_event(), dev_->next_retry());
+  }
   void advance(Tick now, std::vector<MemCompletion>& out) {
     dev_->advance(now, out);
     size_t refusals = 0;
@@ -126,6 +130,7 @@ class SharedDevice : public std::enable_shared_from_this<SharedDevice> {
       for (const auto& c : mine) t = std::min(t, c.done);
       return t;
     }
+    Tick next_retry() const override { return std::min(next_event(), s_->dev_->next_retry()); }
     void advance(Tick now, std::vector<MemCompletion>& done) override {
       s_->advance_to(now);
       auto& mine = s_->pending_[n_];

@@ -21,7 +21,7 @@ void MemoryTarget::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& d
   // A refused request is retried as the core drains; completions of other requests cannot
   // exist, since b_transport holds one request at a time.
   while (!core_.try_enqueue(req, now)) {
-    now = core_.next_event();
+    now = core_.next_retry();
     if (now == kNever) throw std::logic_error("memory core refused a request while idle");
     core_.advance(now, done_);
   }

@@ -143,7 +143,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
       ready.pop_front();
       ++issued;
     }
-    const Tick t = dev.next_event();
+    const Tick t = have_pending ? std::min(dev.next_event(), dev.next_retry()) : dev.next_event();
     if (t == kNever) throw std::logic_error("device idle while " + std::to_string(issued - completed) + " requests are outstanding");
     now = std::max(now, t);
     dev.advance(now, done);
@@ -181,6 +181,7 @@ BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const 
   TimedRequest cur;
   model::MemRequest req;
   while (true) {
+    bool refused = false;
     while (true) {
       if (!have) {
         if (exhausted || !src.next(cur)) {
@@ -208,6 +209,7 @@ BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const 
       req.source = static_cast<uint32_t>(issued % sources);
       if (!dev.try_enqueue(req, now)) {  // in order: the rest of the trace waits behind it
         free_slots.push_back(slot);
+        refused = true;
         break;
       }
       issued_at[slot] = now;
@@ -218,7 +220,7 @@ BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const 
       have = false;
     }
     if (!have && exhausted && completed == issued) break;
-    Tick t = dev.next_event();
+    Tick t = refused ? std::min(dev.next_event(), dev.next_retry()) : dev.next_event();
     if (have && !s.back_to_back && s.start_ps + cur.at_ps > now) t = std::min(t, s.start_ps + cur.at_ps);
     if (t == kNever)
       throw std::logic_error("device idle while a trace request waits to be accepted (" +

@@ -69,6 +69,11 @@ class Router : public MemoryDevice {
     for (const auto& p : ports_) t = std::min(t, p->next_event());
     return t;
   }
+  Tick next_retry() const override {
+    Tick t = kNever;
+    for (const auto& p : ports_) t = std::min(t, p->next_retry());
+    return t;
+  }
   void advance(Tick now, std::vector<MemCompletion>& done) override {
     for (auto& p : ports_) p->advance(now, done);
   }
@@ -101,6 +106,7 @@ class MemorySystem : public MemoryDevice {
 
   bool try_enqueue(const MemRequest& r, Tick now) override { return top->try_enqueue(r, now); }
   Tick next_event() const override { return top->next_event(); }
+  Tick next_retry() const override { return top->next_retry(); }
   void advance(Tick now, std::vector<MemCompletion>& done) override { top->advance(now, done); }
   void warm(const MemRequest& r) override { top->warm(r); }
   double peak_bandwidth_GBps() const override { return peak_source->peak_bandwidth_GBps(); }

@@ -254,6 +254,34 @@ TEST(DramTiming, FrFcfsServesAYoungerRowHitBeforeAnOlderMiss) {
   expect_no_violations(*d);
 }
 
+TEST(DramTiming, ARefusedRequestIsTakenAtTheCommandThatFreesItsSlot) {
+  // next_event() looks ahead to the earliest completion; a sender holding a refused request asks
+  // next_retry(), and is taken at the first RD (the first queue entry leaves when its only burst
+  // issues), not at some later completion.
+  auto d = load_hbm("h200", kQuiet);
+  const Tick P = d->params().clock_period_ps;
+  const uint32_t pc = d->address_map().decode(0).pc;
+  std::vector<uint64_t> addrs;
+  for (uint64_t a = 0; addrs.size() <= d->params().read_queue_entries; a += 32)
+    if (d->address_map().decode(a).pc == pc) addrs.push_back(a);
+  for (size_t i = 0; i + 1 < addrs.size(); ++i) ASSERT_TRUE(d->try_enqueue(rd(i, addrs[i]), 0));
+  const MemRequest extra = rd(addrs.size(), addrs.back());
+  ASSERT_FALSE(d->try_enqueue(extra, 0));
+  EXPECT_LE(d->next_retry(), d->next_event());
+  std::vector<MemCompletion> out;
+  Tick now = 0;
+  do {
+    now = d->next_retry();
+    ASSERT_NE(now, indexsim::model::kNever);
+    d->advance(now, out);
+  } while (!d->try_enqueue(extra, now));
+  const auto rds = commands(*d, pc, Cmd::kRd);
+  ASSERT_FALSE(rds.empty());
+  EXPECT_EQ(now, rds.front().at * P);
+  drain(*d);
+  expect_no_violations(*d);
+}
+
 TEST(DramTiming, RandomTrafficNeverBreaksAConstraint) {
   for (const char* refresh : {"refresh=per_bank", "refresh=all_bank"}) {
     auto d = load_hbm("h100", {refresh, "check_timing=true", "write_high_watermark=8",
@@ -268,7 +296,7 @@ TEST(DramTiming, RandomTrafficNeverBreaksAConstraint) {
       r.write = rng() % 3 == 0;
       now += rng() % 2000;
       for (Tick nx; (nx = d->next_event()) <= now;) d->advance(nx, out);
-      while (!d->try_enqueue(r, now)) d->advance(now = d->next_command_ps(), out);
+      while (!d->try_enqueue(r, now)) d->advance(now = d->next_retry(), out);
     }
     drain(*d);
     expect_no_violations(*d);
