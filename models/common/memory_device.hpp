@@ -40,9 +40,10 @@ class MemoryDevice {
   // when idle. Callers wake then; a device may look ahead past internal events that cannot
   // complete anything sooner.
   virtual Tick next_event() const = 0;
-  // The earliest time at which a refused request may be accepted: for a sender holding one. A
-  // device whose next_event() looks ahead returns its next internal event here (a queue slot can
-  // free at any of them); others free slots only at events they report anyway.
+  // The earliest time at which a refused request may be accepted: for a sender holding one. Never
+  // later than next_event(). A device whose next_event() looks ahead returns its next internal
+  // event here (a queue slot can free at any of them); others free slots only at events they
+  // report anyway.
   virtual Tick next_retry() const { return next_event(); }
   // Processes every event due at or before `now`; appends finished requests to `done`.
   virtual void advance(Tick now, std::vector<MemCompletion>& done) = 0;

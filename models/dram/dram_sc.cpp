@@ -19,7 +19,7 @@ Tick DramSc::now_ps() {
 }
 
 void DramSc::rearm(Tick now) {
-  const Tick t = refused_ ? std::min(core_->next_event(), core_->next_retry()) : core_->next_event();
+  const Tick t = refused_ ? core_->next_retry() : core_->next_event();
   if (t == kNever) return;
   // A pending later notification is replaced by an earlier one (IEEE 1666 notify rules).
   wake_.notify(sc_core::sc_time(static_cast<double>(t > now ? t - now : 0), sc_core::SC_PS));

@@ -42,7 +42,7 @@ class Downstream {
   // While a request waits here, the downstream's next chance to take it counts as an event.
   Tick next_event() const {
     if (!dev_) return kNever;
-    return blocked_.empty() ? dev_->next_event() : std::min(dev_->next_event(), dev_->next_retry());
+    return blocked_.empty() ? dev_->next_event() : dev_->next_retry();
   }
   void advance(Tick now, std::vector<MemCompletion>& out) {
     dev_->advance(now, out);

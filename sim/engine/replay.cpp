@@ -545,7 +545,7 @@ ReplayOutput Engine::run() {
   while (kernels_left_ > 0) {
     const Tick tq = q_.empty() ? model::kNever : q_.top().t;
     // SMs refused by a full queue retry at the memory system's next chance to take them.
-    const Tick tm = stalled_.empty() ? mem_.next_event() : std::min(mem_.next_event(), mem_.next_retry());
+    const Tick tm = stalled_.empty() ? mem_.next_event() : mem_.next_retry();
     const Tick t = std::min(tq, tm);
     if (t == model::kNever) throw std::runtime_error("replay deadlock: kernels left but nothing scheduled (cyclic dependences?)");
     now = std::max(now, t);

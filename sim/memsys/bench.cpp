@@ -143,7 +143,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
       ready.pop_front();
       ++issued;
     }
-    const Tick t = have_pending ? std::min(dev.next_event(), dev.next_retry()) : dev.next_event();
+    const Tick t = have_pending ? dev.next_retry() : dev.next_event();
     if (t == kNever) throw std::logic_error("device idle while " + std::to_string(issued - completed) + " requests are outstanding");
     now = std::max(now, t);
     dev.advance(now, done);
@@ -220,7 +220,7 @@ BenchResult run_trace_bench(model::MemoryDevice& dev, RequestSource& src, const 
       have = false;
     }
     if (!have && exhausted && completed == issued) break;
-    Tick t = refused ? std::min(dev.next_event(), dev.next_retry()) : dev.next_event();
+    Tick t = refused ? dev.next_retry() : dev.next_event();
     if (have && !s.back_to_back && s.start_ps + cur.at_ps > now) t = std::min(t, s.start_ps + cur.at_ps);
     if (t == kNever)
       throw std::logic_error("device idle while a trace request waits to be accepted (" +
