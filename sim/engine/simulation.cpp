@@ -86,13 +86,14 @@ Loaded load(const RunSpec& spec, bool build_memory) {
   auto gpu = hw.child("gpu");
   L.sm = model::SmParams::load(gpu);
   L.tc = model::TensorCoreParams::load(gpu);
-  const auto specs = read_regions(hw);
-  for (const auto& r : specs) {
-    auto dev = make_target(hw, r.name);
+  // The whole system is built even when only resolving: building reads (and validates) every key.
+  auto system = make_target(hw, "system");
+  for (const auto& r : read_regions(hw)) {
+    const model::MemoryDevice* dev = find_part(*system, r.name);
+    if (!dev) throw std::logic_error("memory system has no part for region '" + r.name + "'");
     L.regions.push_back({r.name, region_base(hw, r.name), dev->capacity_bytes(), dev->peak_bandwidth_GBps()});
   }
-  if (build_memory) L.memory = make_target(hw, "system");
-  else make_target(hw, "system");  // reads (and validates) the same keys
+  if (build_memory) L.memory = std::move(system);
   L.hw->check_unused();
 
   L.tech = load_doc("techniques", spec.techniques, spec, "techniques");

@@ -215,6 +215,14 @@ std::vector<std::string> target_names(const Node& root) {
   return names;
 }
 
+const MemoryDevice* find_part(const MemoryDevice& target, const std::string& name) {
+  const auto* sys = dynamic_cast<const MemorySystem*>(&target);
+  if (!sys) return nullptr;
+  for (const auto& [part, dev] : sys->parts)
+    if (part == name) return dev;
+  return nullptr;
+}
+
 std::unique_ptr<MemoryDevice> make_target(const Node& root, const std::string& target) {
   auto sys = std::make_unique<MemorySystem>();
   Builder b{root, read_regions(root), {}, {}, {}, sys.get()};

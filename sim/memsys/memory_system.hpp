@@ -43,4 +43,8 @@ std::vector<std::string> target_names(const config::Node& hw_root);
 // of its parts under its own component name ("noc", "l2", region names).
 std::unique_ptr<model::MemoryDevice> make_target(const config::Node& hw_root, const std::string& target);
 
+// The part of a target built by make_target that reports under `name` ("noc", "l2", a region's
+// name), or nullptr: a region's capacity and peak without building its device a second time.
+const model::MemoryDevice* find_part(const model::MemoryDevice& target, const std::string& name);
+
 }  // namespace indexsim::sim
