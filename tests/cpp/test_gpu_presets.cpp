@@ -28,7 +28,9 @@ TEST(GpuPresets, AMemoryBoundCopyOrdersByHbmBandwidthAndStaysUnderIt) {
     EXPECT_GE(ns, k.roofline_ns) << gpu;
     // A streaming copy reaches most of the bus (the measured H200 copy is 90 % of its peak).
     EXPECT_LE(ns, k.roofline_ns / 0.75) << gpu;
-    if (previous_ns > 0) EXPECT_LT(ns, previous_ns) << gpu << " is no faster than the GPU before it";
+    if (previous_ns > 0) {
+      EXPECT_LT(ns, previous_ns) << gpu << " is no faster than the GPU before it";
+    }
     previous_ns = ns;
   }
 }
