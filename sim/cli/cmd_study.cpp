@@ -24,8 +24,8 @@ namespace fn = sim::functional;
 using config::Rule;
 
 // The accuracy column, measured by the functional models on the real-vector fixture with the
-// parameters each run recorded (its resolved techniques config), so that editing a techniques file
-// changes the figure: recall@k of the technique's k-token selection against the exact indexer's,
+// parameters each run recorded (its resolved techniques config, where the loaders wrote every
+// default, so none is repeated here), so that editing a techniques file changes the figure: recall@k of the technique's k-token selection against the exact indexer's,
 // mean over the fixture's layers and queries.
 //   - IndexPool, DimPrune, quantised indexer storage: the stored keys as that technique leaves them.
 //   - IndexShare: a layer that reuses the top-k of a layer 1 to group-1 layers before it (the
@@ -39,7 +39,7 @@ class Accuracy {
   // -1 when the combination is not measured.
   double of(const nlohmann::json& tech) {
     auto on = [&](const char* name) {
-      return tech.contains(name) && tech[name].is_object() && tech[name].value("enabled", true);
+      return tech.contains(name) && tech[name].at("enabled").get<bool>();
     };
     nlohmann::json measured = nlohmann::json::object();
     for (const char* name : {"index_pool", "dim_prune", "index_share"})
@@ -64,16 +64,16 @@ class Accuracy {
     fn::PoolSpec s;
     s.ratio = p.at("ratio").get<int>();
     s.axis = p.at("axis").get<std::string>() == "vectors" ? fn::PoolAxis::vectors : fn::PoolAxis::tokens;
-    s.gate = p.value("gate", "sigmoid") == "softmax" ? kernels::cpu::Gate::softmax : kernels::cpu::Gate::sigmoid;
-    s.recent_full = p.value("recent_full", int64_t{0});
-    s.precision = fn::parse_format(p.value("precision", "fp16"));
+    s.gate = p.at("gate").get<std::string>() == "softmax" ? kernels::cpu::Gate::softmax : kernels::cpu::Gate::sigmoid;
+    s.recent_full = p.at("recent_full").get<int64_t>();
+    s.precision = fn::parse_format(p.at("precision").get<std::string>());
     return s;
   }
   static fn::PruneSpec prune_spec(const nlohmann::json& p) {
     fn::PruneSpec s;
-    s.basis = p.value("basis", "pca") == "hadamard_pca" ? fn::PruneBasis::hadamard_pca : fn::PruneBasis::pca;
-    s.variance_share = p.value("variance_share", 0.95);
-    s.keep_dims = p.value("keep_dims", 0);
+    s.basis = p.at("basis").get<std::string>() == "hadamard_pca" ? fn::PruneBasis::hadamard_pca : fn::PruneBasis::pca;
+    s.variance_share = p.at("variance_share").get<double>();
+    s.keep_dims = p.at("keep_dims").get<int>();
     return s;
   }
   // The techniques configs name formats as the simulator's byte counts do (fp8, fp4).
