@@ -15,8 +15,10 @@ Cycle plus_minus(Cycle a, Cycle b, Cycle c) { return a + b > c ? a + b - c : 0; 
 Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* checker)
     : p_(&p), index_(index), checker_(checker) {
   banks_.resize(p.banks_per_pc());
+  queues_.resize(2 * size_t(p.banks_per_pc()));
   groups_.resize(p.groups_per_pc());
-  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) banks_[b].group = static_cast<uint8_t>(b / p.banks_per_group);
+  group_of_.resize(p.banks_per_pc());
+  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_[b] = static_cast<uint8_t>(b / p.banks_per_group);
   // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
   // refresh never stalls the whole device at once.
   const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
@@ -27,12 +29,12 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
 
 void Controller::find_hit(int w, uint32_t bank, size_t from) {
   Bank& b = banks_[bank];
-  const auto& q = b.q[w];
+  const auto& q = queue(bank, w);
   b.hit[w] = -1;
   if (b.open_row == kClosed) return;
   for (size_t i = from; i < q.size(); ++i)
-    if (int64_t(q[i].row) == b.open_row) {
-      b.hit[w] = int32_t(i);
+    if (int32_t(q[i].row) == b.open_row) {
+      b.hit[w] = int16_t(i);
       b.hit_seq[w] = q[i].seq;
       return;
     }
@@ -84,16 +86,16 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
   cur_ = std::max(cur_, now);
   const int w = c.write ? 1 : 0;
   Bank& bk = banks_[c.bank];
-  auto& q = bk.q[w];
+  auto& q = queue(c.bank, w);
   // The youngest entry changes the plan only if it is its bank's first entry or first row hit,
   // or if it moves the read/write mode: otherwise skip the replan (the common case in a stream).
   bool same_plan = !was_idle && !ref_pending_ && !q.empty();
-  const bool hits_open_row = bk.open_row != kClosed && int64_t(c.row) == bk.open_row;
+  const bool hits_open_row = bk.open_row != kClosed && int32_t(c.row) == bk.open_row;
   if (same_plan && w == (write_mode_ ? 1 : 0) && hits_open_row) same_plan = bk.hit[w] >= 0;
   q.push_back({seq_++, c.parent, c.row, c.bursts, 0, false});
   if (q.size() == 1) bk.head_seq[w] = q.back().seq;
   if (hits_open_row && bk.hit[w] < 0) {
-    bk.hit[w] = int32_t(q.size() - 1);
+    bk.hit[w] = int16_t(q.size() - 1);
     bk.hit_seq[w] = q.back().seq;
   }
   mask_[w] |= uint64_t(1) << c.bank;
@@ -107,11 +109,7 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
 }
 
 void Controller::replan() {
-  const Timing& T = p_->t;
   const Cycle cur = cur_;
-  Plan best_col, best_row;
-  uint64_t col_seq = ~uint64_t(0), row_seq = ~uint64_t(0);
-
   if (ref_pending_ && p_->refresh == RefreshMode::kAllBank) {
     // Everything waits for the refresh: close all banks, then REF once tRP has passed everywhere.
     bool any_open = false;
@@ -123,7 +121,7 @@ void Controller::replan() {
       }
       ref_at = std::max(ref_at, b.act_ready);
     }
-    plan_ = any_open ? Plan{pre_at, Kind::kPreAll, 0, 0} : Plan{ref_at, Kind::kRef, 0, 0};
+    plan_ = any_open ? Plan{pre_at, Kind::kPreAll, 0} : Plan{ref_at, Kind::kRef, 0};
     return;
   }
 
@@ -136,47 +134,45 @@ void Controller::replan() {
   const int w = write_mode_ ? 1 : 0;
   const bool per_bank_ref = ref_pending_ && p_->refresh == RefreshMode::kPerBank;
 
-  const Cycle faw = faw_ready();
-  for (uint64_t m = mask_[w]; m != 0; m &= m - 1) {
+  // A command's clock is the latest of its bank's, its group's and the pseudo-channel's readiness;
+  // the pseudo-channel's part is the same for every bank, so it is taken once.
+  const Cycle col_pc = std::max({cur, col_ready_[w], col_bus_free_});
+  const Cycle row_pc = std::max(cur, row_bus_free_);
+  const Cycle act_pc = std::max({row_pc, act_ready_, faw_ready()});
+  Cycle col_at = kNoCycle, row_at = kNoCycle;
+  uint64_t col_seq = ~uint64_t(0), row_seq = ~uint64_t(0);
+  uint32_t col_bank = 0, row_bank = 0;
+  Kind row_kind = Kind::kNone;
+  uint64_t m = mask_[w];
+  if (per_bank_ref) m &= ~(uint64_t(1) << ref_bank_);
+  for (; m != 0; m &= m - 1) {
     const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
-    if (per_bank_ref && b == ref_bank_) continue;
     const Bank& bk = banks_[b];
-    const Group& g = groups_[bk.group];
-    const uint64_t head_seq = bk.head_seq[w];
-    if (bk.open_row != kClosed) {
-      const int32_t hit = bk.hit[w];
-      if (hit >= 0) {
-        const Cycle at = std::max({cur, bk.col_ready, g.col_ready[w], col_ready_[w], col_bus_free_});
-        if (at < best_col.at || (at == best_col.at && bk.hit_seq[w] < col_seq)) {
-          best_col = {at, Kind::kCol, b, uint32_t(hit)};
-          col_seq = bk.hit_seq[w];
-        }
-        continue;
-      }
-      const Cycle at = std::max({cur, bk.pre_ready, row_bus_free_});
-      if (at < best_row.at || (at == best_row.at && head_seq < row_seq)) {
-        best_row = {at, Kind::kPre, b, 0};
-        row_seq = head_seq;
-      }
-    } else {
-      const Cycle at = std::max({cur, bk.act_ready, g.act_ready, act_ready_, faw, row_bus_free_});
-      if (at < best_row.at || (at == best_row.at && head_seq < row_seq)) {
-        best_row = {at, Kind::kAct, b, 0};
-        row_seq = head_seq;
-      }
+    if (bk.open_row != kClosed && bk.hit[w] >= 0) {
+      // FR-FCFS column bus: the row hit that can go first, ties to the oldest.
+      const Cycle at = std::max({col_pc, bk.col_ready, groups_[group_of_[b]].col_ready[w]});
+      const uint64_t seq = bk.hit_seq[w];
+      if (at < col_at || (at == col_at && seq < col_seq)) col_at = at, col_seq = seq, col_bank = b;
+      continue;
     }
+    // Row bus: PRE for an open bank without a hit, ACT for a closed one; earliest, ties to the oldest.
+    const bool open = bk.open_row != kClosed;
+    const Cycle at = open ? std::max(row_pc, bk.pre_ready)
+                          : std::max({act_pc, bk.act_ready, groups_[group_of_[b]].act_ready});
+    const uint64_t seq = bk.head_seq[w];
+    if (at < row_at || (at == row_at && seq < row_seq))
+      row_at = at, row_seq = seq, row_bank = b, row_kind = open ? Kind::kPre : Kind::kAct;
   }
   if (per_bank_ref) {
     // The bank under refresh goes before any other row command that is ready no earlier.
     const Bank& bk = banks_[ref_bank_];
-    const Plan ref = bk.open_row != kClosed
-                         ? Plan{std::max({cur, bk.pre_ready, row_bus_free_}), Kind::kPreForRef, ref_bank_, 0}
-                         : Plan{std::max({cur, bk.act_ready, row_bus_free_}), Kind::kRefSb, ref_bank_, 0};
-    if (ref.at <= best_row.at) best_row = ref;
+    const bool open = bk.open_row != kClosed;
+    const Cycle at = std::max(row_pc, open ? bk.pre_ready : bk.act_ready);
+    if (at <= row_at) row_at = at, row_bank = ref_bank_, row_kind = open ? Kind::kPreForRef : Kind::kRefSb;
   }
-  plan_ = best_col.at <= best_row.at ? best_col : best_row;
-  if (!ref_pending_ && ref_due_ <= plan_.at) plan_ = {ref_due_, Kind::kRefDue, 0, 0};
-  (void)T;
+  plan_ = col_at <= row_at ? Plan{col_at, col_at == kNoCycle ? Kind::kNone : Kind::kCol, col_bank}
+                           : Plan{row_at, row_kind, row_bank};
+  if (!ref_pending_ && ref_due_ <= plan_.at) plan_ = {ref_due_, Kind::kRefDue, 0};
 }
 
 void Controller::step(std::vector<ChunkDone>& done) {
@@ -197,7 +193,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
         b.open_row = kClosed;
         b.hit = {-1, -1};
         b.act_ready = std::max(b.act_ready, t + T.tRP);
-        b.closed_for_conflict = false;
+        closed_for_conflict_ &= ~(uint64_t(1) << i);
         ++stats_.precharges;
       }
       use_row_bus(t);
@@ -217,7 +213,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
       b.open_row = kClosed;
       b.hit = {-1, -1};
       b.act_ready = std::max(b.act_ready, t + T.tRP);
-      b.closed_for_conflict = pl.kind == Kind::kPre;
+      const uint64_t bit = uint64_t(1) << pl.bank;
+      closed_for_conflict_ = pl.kind == Kind::kPre ? closed_for_conflict_ | bit : closed_for_conflict_ & ~bit;
       ++stats_.precharges;
       use_row_bus(t);
       issue(Cmd::kPre, t, pl.bank, 0);
@@ -237,11 +234,12 @@ void Controller::step(std::vector<ChunkDone>& done) {
     case Kind::kAct: {
       const int w = write_mode_ ? 1 : 0;
       Bank& b = banks_[pl.bank];
-      Entry& e = b.q[w][pl.index];
-      Group& g = groups_[b.group];
-      b.open_row = e.row;
-      if (!e.started) e.cls = b.closed_for_conflict ? 2 : 1;
-      b.closed_for_conflict = false;
+      Entry& e = queue(pl.bank, w).front();   // the oldest entry of the bank opens its row
+      Group& g = groups_[group_of_[pl.bank]];
+      const uint64_t bit = uint64_t(1) << pl.bank;
+      b.open_row = int32_t(e.row);
+      if (!e.started) e.cls = closed_for_conflict_ & bit ? 2 : 1;
+      closed_for_conflict_ &= ~bit;
       b.col_ready = std::max(b.col_ready, t + T.tRCD);
       b.pre_ready = std::max(b.pre_ready, t + T.tRAS);
       b.act_ready = std::max(b.act_ready, t + T.tRC);
@@ -260,9 +258,10 @@ void Controller::step(std::vector<ChunkDone>& done) {
     case Kind::kCol: {
       const int w = write_mode_ ? 1 : 0;
       Bank& b = banks_[pl.bank];
-      auto& q = b.q[w];
-      Entry& e = q[pl.index];
-      Group& g = groups_[b.group];
+      auto& q = queue(pl.bank, w);
+      const auto index = static_cast<size_t>(b.hit[w]);   // planning picked this bank's hit entry
+      Entry& e = q[index];
+      Group& g = groups_[group_of_[pl.bank]];
       if (!e.started) {
         e.started = true;
         (e.cls == 0 ? stats_.row_hits : e.cls == 1 ? stats_.row_misses : stats_.row_conflicts)++;
@@ -290,8 +289,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
       issue(w == 0 ? Cmd::kRd : Cmd::kWr, t, pl.bank, e.row);
       if (--e.bursts_left == 0) {
         if (w == 0) done.push_back({t + T.tCL + T.burst, e.parent});
-        q.erase(q.begin() + pl.index);
-        find_hit(w, pl.bank, pl.index);  // the erased entry was the oldest hit
+        q.erase(q.begin() + std::ptrdiff_t(index));
+        find_hit(w, pl.bank, index);  // the erased entry was the oldest hit
         if (!q.empty()) b.head_seq[w] = q.front().seq;
         if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);
         --count_[w];

@@ -70,8 +70,7 @@ class Controller {
   struct Plan {
     Cycle at = kNoCycle;
     Kind kind = Kind::kNone;
-    uint32_t bank = 0;
-    uint32_t index = 0;    // position in the bank's queue (kCol, kAct)
+    uint32_t bank = 0;     // kCol issues the bank's hit entry, kAct opens the row of its oldest
   };
   struct Entry {
     uint64_t seq;
@@ -81,21 +80,20 @@ class Controller {
     uint8_t cls;           // 0 row hit, 1 miss (closed bank), 2 conflict (another row was open)
     bool started;
   };
-  static constexpr int64_t kClosed = -1;
-  // Everything planning reads about a bank sits in its first cache line: a busy device touches
-  // each controller about once per clock, so the cost of a command is mostly its cold lines.
+  static constexpr int32_t kClosed = -1;
+  // Everything planning reads about a bank is in this one cache line (the queues live apart): a busy
+  // device touches each controller about once per clock, so the cost of a command is mostly its
+  // cold lines.
   struct alignas(64) Bank {
     Cycle act_ready = 0, pre_ready = 0, col_ready = 0;
-    int64_t open_row = kClosed;
-    // [write]: age (seq) of the oldest entry and of the hit entry, and the hit entry's position in
-    // q: the oldest entry for the open row, -1 if none. Kept up to date where rows open and close
-    // and entries come and go, so planning never scans a queue.
+    // [write]: age (seq) of the oldest entry and of the hit entry: the oldest entry for the open row.
+    // Kept up to date where rows open and close and entries come and go, so planning never scans a
+    // queue.
     std::array<uint64_t, 2> head_seq{0, 0}, hit_seq{0, 0};
-    std::array<int32_t, 2> hit{-1, -1};
-    uint8_t group = 0;
-    bool closed_for_conflict = false;
-    std::array<std::vector<Entry>, 2> q;   // [write], oldest first
+    int32_t open_row = kClosed;
+    std::array<int16_t, 2> hit{-1, -1};   // [write]: the hit entry's position in its queue, -1 if none
   };
+  static_assert(sizeof(Bank) == 64, "a bank's planning state is one cache line");
   struct Group {
     Cycle act_ready = 0;
     std::array<Cycle, 2> col_ready{0, 0};
@@ -103,6 +101,7 @@ class Controller {
 
   void replan();
   void find_hit(int w, uint32_t bank, size_t from);
+  std::vector<Entry>& queue(uint32_t bank, int w) { return queues_[2 * bank + w]; }
   void issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row);
   void catch_up_idle(Cycle now);
   Cycle faw_ready() const { return acts_seen_ >= 4 ? faw_[faw_head_] + p_->t.tFAW : 0; }
@@ -113,7 +112,10 @@ class Controller {
   uint32_t index_;
   TimingChecker* checker_;
   std::vector<Bank> banks_;
+  std::vector<std::vector<Entry>> queues_;              // [2 * bank + write], oldest first
+  std::vector<uint8_t> group_of_;                       // bank -> bank group
   std::vector<Group> groups_;
+  uint64_t closed_for_conflict_ = 0;                    // banks whose last PRE made way for another row
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
   std::array<uint32_t, 2> count_{0, 0};
   uint64_t seq_ = 0;

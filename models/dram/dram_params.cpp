@@ -25,7 +25,7 @@ DramParams load_dram_params(const config::Node& n) {
   p.sids = n.req<uint32_t>("sids", Rule::positive());
   p.bank_groups = n.req<uint32_t>("bank_groups", Rule::positive());
   p.banks_per_group = n.req<uint32_t>("banks_per_group", Rule::positive());
-  p.rows = n.req<uint64_t>("rows_per_bank", Rule::positive());
+  p.rows = n.req<uint64_t>("rows_per_bank", Rule::range(1, 2147483647));   // the controller keeps a row in 31 bits
   p.columns = n.req<uint32_t>("columns_per_row", Rule::positive());
   p.bus_width_bits = n.req<uint32_t>("bus_width_bits", Rule::power_of_two());
   p.burst_length = n.req<uint32_t>("burst_length", Rule::power_of_two());
@@ -34,8 +34,9 @@ DramParams load_dram_params(const config::Node& n) {
   p.address_mapping = n.req<std::string>("address_mapping", Rule::choice(AddressMap::mapping_names()));
   p.channel_interleave_bytes = n.req<uint32_t>("channel_interleave_bytes", Rule::power_of_two());
 
-  p.read_queue_entries = n.req<uint32_t>("read_queue_entries", Rule::positive());
-  p.write_queue_entries = n.req<uint32_t>("write_queue_entries", Rule::positive());
+  // A queue position is kept in 15 bits (the controller's bank state fits one cache line).
+  p.read_queue_entries = n.req<uint32_t>("read_queue_entries", Rule::range(1, 32767));
+  p.write_queue_entries = n.req<uint32_t>("write_queue_entries", Rule::range(1, 32767));
   p.write_high_watermark = n.req<uint32_t>("write_high_watermark", Rule::positive());
   p.write_low_watermark = n.req<uint32_t>("write_low_watermark", Rule::non_negative());
   p.separate_row_column_buses = n.req<bool>("separate_row_column_buses");
