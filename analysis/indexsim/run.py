@@ -47,7 +47,7 @@ class Result:
 def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[str]:
     """`indexsim run` arguments of a RunSpec-like mapping: hardware, workload | trace, techniques,
     step (a mapping of phase/context/batch/queries/chunk/seed, or those keys at the top level),
-    fast, sets (a list of "hardware.a.b=v" or a mapping path → value), timeline."""
+    fast, reuse (False: simulate repeated kernels too), sets (a list of "hardware.a.b=v" or a mapping path → value), timeline."""
     c: Dict[str, Any] = dict(config or {})
     c.update(kwargs)
     step = dict(c.pop("step", {}) or {})
@@ -72,6 +72,8 @@ def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[
         args += ["--set", s]
     if c.pop("fast", False):
         args.append("--fast")
+    if not c.pop("reuse", True):
+        args.append("--no-reuse")
     if c.get("timeline"):
         args += ["--timeline", str(c.pop("timeline"))]
     c.pop("timeline", None)

@@ -15,7 +15,7 @@ namespace {
 const char* kUsage =
     "usage: indexsim run --hardware NAME|FILE (--workload NAME|FILE [--phase decode|prefill] [--context N]\n"
     "         [--batch B] [--queries Q] [--chunk N] [--seed S] | --trace FILE) [--techniques NAME|FILE]\n"
-    "         [--set hardware.K=V|workload.K=V|techniques.K=V]... [--fast [--no-reuse]] [--json] [--kernels]\n"
+    "         [--set hardware.K=V|workload.K=V|techniques.K=V]... [--fast] [--no-reuse] [--json] [--kernels]\n"
     "         [--timeline FILE] [--db FILE] [--progress]\n";
 
 }  // namespace
@@ -41,7 +41,6 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
   for (const auto& s : spec.sets) sim::split_set(s);  // reject a bad prefix before any work
   spec.fast = ap.flag("--fast");
   spec.reuse = !ap.flag("--no-reuse");
-  if (!spec.reuse && !spec.fast) throw std::invalid_argument("--no-reuse applies to the fast mode only (add --fast)");
   spec.timeline = ap.value("--timeline");
   return spec;
 }

@@ -421,7 +421,7 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
   k.ready_at = now;
   // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
   // so it has the machine to itself for its whole life.
-  k.alone = opt_.fast && opt_.reuse && running_ == 0 && ready_.empty() && pending_ready_ == 0;
+  k.alone = opt_.reuse && running_ == 0 && ready_.empty() && pending_ready_ == 0;
   if (k.alone) {
     k.signature = signature(k);
     auto it = memo_.find(k.signature);

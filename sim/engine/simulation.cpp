@@ -125,7 +125,7 @@ Loaded load(const RunSpec& spec, bool build_memory) {
   L.config = {{"hardware", L.hw->resolved()},
               {"techniques", L.tech->resolved()},
               {"step", step},
-              {"mode", spec.fast ? (spec.reuse ? "fast" : "fast-no-reuse") : "detailed"},
+              {"mode", std::string(spec.fast ? "fast" : "detailed") + (spec.reuse ? "" : "-no-reuse")},
               {"placement_env", L.placement.env_overrides}};
   if (L.wl) L.config["workload"] = L.wl->resolved();
   if (!L.placement.env_overrides.empty()) {

@@ -220,7 +220,7 @@ TEST(Replay, FastModeSamplesWavesAndExtrapolatesLinearlyInCtas) {
 namespace {
 
 sim::ReplayOutput run_fast(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
-                           model::MemoryDevice& mem, bool reuse) {
+                           model::MemoryDevice& mem, bool reuse, bool fast = true) {
   model::TensorCore tc(rig.tcp);
   sim::ReplayInput in;
   in.kernels = &ks;
@@ -229,7 +229,7 @@ sim::ReplayOutput run_fast(const Rig& rig, std::vector<KernelRecord> ks, std::ve
   in.tensor_peak_GBps = {mem.peak_bandwidth_GBps(), mem.peak_bandwidth_GBps()};
   in.tensor_region = {"hbm", "hbm"};
   sim::ReplayOptions opt;
-  opt.fast = true;
+  opt.fast = fast;
   opt.reuse = reuse;
   return sim::replay(rig.sm, tc, mem, in, opt);
 }
@@ -241,17 +241,20 @@ AccessRecord on_tensor(AccessRecord a, uint32_t tensor) {
 
 }  // namespace
 
-TEST(Replay, FastModeReusesAKernelThatRanAloneForItsTwinInAnotherLayer) {
-  // A chain A0 -> B0 -> A1 -> B1, where A1 and B1 repeat A0 and B0 on another layer's tensor. Each
-  // kernel of the chain has the machine to itself, so A1 takes A0's duration exactly (and B1 B0's),
-  // reports the same bytes, and its requests never reach the memory.
+// A chain A0 -> B0 -> A1 -> B1, where A1 and B1 repeat A0 and B0 on another layer's tensor. Each
+// kernel of the chain has the machine to itself, so A1 takes A0's duration exactly (and B1 B0's),
+// reports the same bytes, and its requests never reach the memory. Both modes reuse.
+class ReplayReuse : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ReplayReuse, AKernelThatRanAloneStandsInForItsTwinInAnotherLayer) {
+  const bool fast = GetParam();
   Rig rig("gpu.max_outstanding_requests_per_sm=64");
   const std::vector<KernelRecord> ks = {kernel(0, 16), kernel(1, 4, {0}), kernel(2, 16, {1}), kernel(3, 4, {2})};
   const std::vector<AccessRecord> as = {stream_read(0, 16, 65536), stream_read(1, 4, 8192),
                                         on_tensor(stream_read(2, 16, 65536), 1), on_tensor(stream_read(3, 4, 8192), 1)};
   test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
-  auto reused = run_fast(rig, ks, as, m1, true);
-  auto simulated = run_fast(rig, ks, as, m2, false);
+  auto reused = run_fast(rig, ks, as, m1, true, fast);
+  auto simulated = run_fast(rig, ks, as, m2, false, fast);
   ASSERT_EQ(reused.kernels.size(), 4u);
   EXPECT_EQ(reused.kernels[0].simulated, "all");
   EXPECT_EQ(reused.kernels[2].simulated, "reused");
@@ -266,6 +269,9 @@ TEST(Replay, FastModeReusesAKernelThatRanAloneForItsTwinInAnotherLayer) {
   EXPECT_NEAR(reused.step_ns, simulated.step_ns, 1e-6 * simulated.step_ns);
   for (const auto& k : simulated.kernels) EXPECT_EQ(k.simulated, "all");
 }
+
+INSTANTIATE_TEST_SUITE_P(BothModes, ReplayReuse, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Fast" : "Detailed"; });
 
 TEST(Replay, FastModeNeverReusesAKernelThatSharesTheMachineOrDiffersInAlignment) {
   Rig rig("gpu.max_outstanding_requests_per_sm=64");
