@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `indexsim bench kernel copy|gemm`: calibration kernels, generated like any other kernel's trace
+// `indexsim bench kernel copy|read|gemm`: calibration kernels, generated like any other kernel's trace
 // and replayed by the same engine, compared with their roofline and the measured H200 figures of
 // ../shared/reference/h200-measured.md (which the user passes in; nothing here is hard-coded).
 #include <cstdio>
@@ -15,7 +15,7 @@ namespace indexsim::cli {
 namespace {
 
 const char* kUsage =
-    "usage: indexsim bench kernel --hardware NAME|FILE copy --bytes N [--ctas N]\n"
+    "usage: indexsim bench kernel --hardware NAME|FILE copy|read --bytes N [--ctas N]\n"
     "       indexsim bench kernel --hardware NAME|FILE gemm --m M --n N --k K [--dtype bf16|fp16|fp8]\n"
     "       common: [--set hardware.K=V]... [--fast] [--json] [--timeline FILE]\n";
 
@@ -36,16 +36,17 @@ int bench_kernel(const Args& args) {
   const uint64_t m = ap.u64("--m", 0), n = ap.u64("--n", 0), k = ap.u64("--k", 0);
   const std::string d = ap.value("--dtype", "bf16");
   const auto pos = ap.positional();
-  if (pos.size() != 1) throw std::invalid_argument(std::string("name one kernel: copy or gemm\n") + kUsage);
+  if (pos.size() != 1) throw std::invalid_argument(std::string("name one kernel: copy, read or gemm\n") + kUsage);
   trace::TraceData td;
   double useful_bytes = 0, flops = 0;
-  if (pos[0] == "copy") {
+  if (pos[0] == "copy" || pos[0] == "read") {
     const uint64_t bytes = copy_bytes;
-    if (bytes == 0) throw std::invalid_argument("copy needs --bytes N (> 0)");
+    if (bytes == 0) throw std::invalid_argument(pos[0] + " needs --bytes N (> 0)");
     trace::CopyShape shape;
     shape.ctas = uint32_t(copy_ctas);
+    shape.write = pos[0] == "copy";
     td = trace::emulate_copy(bytes, shape);
-    useful_bytes = 2.0 * double(bytes);
+    useful_bytes = (shape.write ? 2.0 : 1.0) * double(bytes);
   } else if (pos[0] == "gemm") {
     if (!m || !n || !k) throw std::invalid_argument("gemm needs --m, --n and --k (> 0)");
     trace::Precision p;
@@ -86,6 +87,6 @@ int bench_kernel(const Args& args) {
 
 }  // namespace
 
-INDEXSIM_BENCH_SUBCOMMAND("kernel", "replay a calibration kernel (copy, gemm) on a hardware config", bench_kernel);
+INDEXSIM_BENCH_SUBCOMMAND("kernel", "replay a calibration kernel (copy, read, gemm) on a hardware config", bench_kernel);
 
 }  // namespace indexsim::cli

@@ -276,6 +276,22 @@ TEST(TraceEmulate, CopyMovesItsBytesOnceEachWay) {
   }
 }
 
+// The read-only stream (CopyShape::write = false) reads N bytes and writes none, from one tensor.
+TEST(TraceEmulate, ReadStreamReadsItsBytesOnceAndWritesNothing) {
+  for (uint64_t n : {uint64_t(1), uint64_t(1 << 30) + 12345}) {
+    for (uint32_t ctas : {0u, 7u}) {
+      CopyShape cs;
+      cs.ctas = ctas;
+      cs.write = false;
+      const TraceData t = emulate_copy(n, cs);
+      const Summary s = summarize(t);
+      EXPECT_EQ(s.all.bytes_read, n) << n << " " << ctas;
+      EXPECT_EQ(s.all.bytes_written, 0u) << n << " " << ctas;
+      EXPECT_EQ(t.tensors.size(), 1u);
+    }
+  }
+}
+
 // GEMM m×n×k in 128×256 tiles: FLOPs = 2mnk; A is re-read by each of the ceil(n/256) column tiles,
 // B by each of the ceil(m/128) row tiles; C is written once.
 TEST(TraceEmulate, GemmRereadsPanelsPerTile) {

@@ -569,23 +569,25 @@ TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
   const uint64_t chunk = uint64_t(shape.threads) * shape.vector_bytes;
   const uint64_t chunks = ceil_div(bytes, chunk);
   const uint64_t ctas = shape.ctas ? std::min<uint64_t>(shape.ctas, chunks) : std::min<uint64_t>(chunks, 65535);
-  const uint32_t src = b.tensor("copy.src", TensorClass::scratch, -1, bytes);
-  const uint32_t dst = b.tensor("copy.dst", TensorClass::scratch, -1, bytes);
+  const std::string name = shape.write ? "copy" : "read";
+  const uint32_t src = b.tensor(name + ".src", TensorClass::scratch, -1, bytes);
+  const uint32_t dst = shape.write ? b.tensor("copy.dst", TensorClass::scratch, -1, bytes) : src;
   KernelShape ks;
   ks.threads = shape.threads;
   ks.regs_per_thread = 32;
-  const uint32_t id = b.kernel("copy", "copy", -1, {ctas, 1, 1}, ks);
+  const uint32_t id = b.kernel(name, name, -1, {ctas, 1, 1}, ks);
   // Grid-stride: CTA c moves chunks c, c + ctas, c + 2·ctas, ...; the last partial chunk goes alone.
   const uint64_t full_chunks = bytes / chunk, iters = full_chunks / ctas, extra = full_chunks % ctas;
   const int64_t stride = int64_t(ctas * chunk);
-  for (uint32_t t : {src, dst}) {
-    const bool w = t == dst;
+  for (const bool w : {false, true}) {
+    if (w && !shape.write) break;
+    const uint32_t t = w ? dst : src;
     b.strided(id, t, w, 0, extra, 0, int64_t(chunk), chunk, iters + 1, stride);
     b.strided(id, t, w, extra, ctas - extra, extra * chunk, int64_t(chunk), chunk, iters, stride);
     const uint64_t tail = bytes - full_chunks * chunk;
     b.strided(id, t, w, full_chunks % ctas, tail ? 1 : 0, full_chunks * chunk, 0, tail, 1, 0);
   }
-  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "copy"}, {"bytes", bytes}};
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", name}, {"bytes", bytes}};
   return std::move(b.t);
 }
 

@@ -49,6 +49,7 @@ struct CopyShape {
   uint32_t ctas = 0;            // 0: one CTA per threads·vector_bytes chunk, at most 65535
   uint32_t threads = 256;
   uint32_t vector_bytes = 16;   // one 128-bit load and store per thread per iteration
+  bool write = true;            // false: a read-only stream (the loads alone, as a reduction reads)
 };
 TraceData emulate_copy(uint64_t bytes, const CopyShape& shape = {});
 
