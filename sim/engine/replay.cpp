@@ -49,6 +49,7 @@ struct KernelState {
   uint64_t bytes_read = 0, bytes_written = 0;
   std::vector<double> bytes_by_region;  // for the roofline
   std::map<uint32_t, double> bytes_by_tensor;
+  double mem_roofline_ns = 0, flop_roofline_ns = 0;   // compulsory bytes / peak, FLOPs / peak
   uint64_t requests = 0;
   // Reuse in the fast mode.
   std::string signature;          // everything that decides the kernel's timing, except addresses
@@ -323,9 +324,14 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
       // Sampled kernel: the rest of the grid runs at the steady rate, measured while the machine was
       // full and past the ramp from an idle memory system: from the first wave's worth of completed
       // CTAs to the last dispatch of a sampled CTA. Without such a window, at the sampled average.
+      // CTAs end in wave-synchronised bursts, so a window's count can overstate the rate (a
+      // read-only stream measured 2 % above the HBM peak): no rate beats the kernel's roofline.
       Tick end;
       if (k.done_at_last_dispatch > k.wave && k.last_dispatch > k.wave1_done) {
-        const double per_cta = double(k.last_dispatch - k.wave1_done) / double(k.done_at_last_dispatch - k.wave);
+        const double roofline_per_cta =   // ps
+            std::max(k.mem_roofline_ns, k.flop_roofline_ns) * 1e3 / double(r.cta_count());
+        const double per_cta = std::max(
+            roofline_per_cta, double(k.last_dispatch - k.wave1_done) / double(k.done_at_last_dispatch - k.wave));
         end = std::max(now, k.last_dispatch + Tick(per_cta * double(r.cta_count() - k.done_at_last_dispatch)));
       } else {
         end = k.start + Tick(double(now - k.start) * double(r.cta_count()) / double(k.ctas_simulated));
@@ -492,12 +498,21 @@ ReplayOutput Engine::run() {
   }
   // The memory roofline counts compulsory traffic: re-reads of a tensor beyond its footprint can be
   // served by the L2 (a GEMM's panels), so each tensor contributes at most its size.
-  for (auto& k : k_) {
+  std::vector<double> region_peak(regions_.size(), 0.0);
+  for (size_t t = 0; t < region_index_.size(); ++t)
+    region_peak[region_index_[t]] = std::max(region_peak[region_index_[t]], in_.tensor_peak_GBps[t]);
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
+    KernelState& k = k_[i];
     k.bytes_by_region.assign(regions_.size(), 0.0);
     for (const auto& [t, b] : k.bytes_by_tensor) {
       const double cap = t < in_.tensor_bytes.size() ? double(in_.tensor_bytes[t]) : b;
       k.bytes_by_region[region_of(t)] += std::min(b, std::max(cap, 1.0));
     }
+    for (size_t g = 0; g < k.bytes_by_region.size(); ++g)
+      if (region_peak[g] > 0) k.mem_roofline_ns = std::max(k.mem_roofline_ns, k.bytes_by_region[g] / region_peak[g]);  // B / (GB/s) = ns
+    for (int p = 0; p < trace::kPrecisionCount; ++p)
+      if (kernels[i].flops[p] > 0)
+        k.flop_roofline_ns += kernels[i].flops[p] / tc_.peak_flops(trace::Precision(p), p_.sm_count) * 1e9;
   }
   for (uint32_t i = 0; i < kernels.size(); ++i) {
     KernelState& k = k_[i];
@@ -593,9 +608,6 @@ ReplayOutput Engine::run() {
   out_.step_ns = model::ps_to_ns(now);
   out_.region_names = regions_;
   out_.bytes_by_region_read.assign(regions_.size(), 0);
-  std::vector<double> region_peak(regions_.size(), 0.0);
-  for (size_t t = 0; t < region_index_.size(); ++t)
-    region_peak[region_index_[t]] = std::max(region_peak[region_index_[t]], in_.tensor_peak_GBps[t]);
   double resident = double(reused_resident_), tensor = double(reused_tensor_);
   for (const auto& s : sms_) {
     resident += double(s.resident_total);
@@ -623,14 +635,8 @@ ReplayOutput Engine::run() {
     kr.ctas_per_sm = k.per_sm;
     kr.measured_ns = double(r.measured_ns);
     kr.simulated = k.reused ? "reused" : k.ctas_simulated < r.cta_count() ? "sampled" : "all";
-    double mem_ns = 0;
-    for (size_t g = 0; g < k.bytes_by_region.size(); ++g)
-      if (region_peak[g] > 0) mem_ns = std::max(mem_ns, k.bytes_by_region[g] / region_peak[g]);  // B / (GB/s) = ns
-    double flop_ns = 0;
-    for (int p = 0; p < trace::kPrecisionCount; ++p)
-      if (r.flops[p] > 0) flop_ns += r.flops[p] / tc_.peak_flops(trace::Precision(p), p_.sm_count) * 1e9;
-    kr.roofline_ns = std::max(mem_ns, flop_ns);
-    kr.bound = mem_ns >= flop_ns ? "memory" : "compute";
+    kr.roofline_ns = std::max(k.mem_roofline_ns, k.flop_roofline_ns);
+    kr.bound = k.mem_roofline_ns >= k.flop_roofline_ns ? "memory" : "compute";
     out_.bytes_read += kr.bytes_read;
     out_.bytes_written += kr.bytes_written;
     out_.kernels.push_back(std::move(kr));

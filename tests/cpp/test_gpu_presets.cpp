@@ -34,3 +34,25 @@ TEST(GpuPresets, AMemoryBoundCopyOrdersByHbmBandwidthAndStaysUnderIt) {
     previous_ns = ns;
   }
 }
+
+TEST(GpuPresets, AReadOnlyStreamStaysUnderItsRooflineAndBeatsTheCopysEfficiency) {
+  // 256 MiB read, nothing written. Formula: time >= bytes / peak HBM bandwidth; and its share of
+  // peak, roofline / time, is at least the copy's, which also pays write drains and turnarounds.
+  const uint64_t bytes = uint64_t(256) << 20;
+  trace::CopyShape read_only;
+  read_only.write = false;
+  const trace::TraceData reads = trace::emulate_copy(bytes, read_only), copy = trace::emulate_copy(bytes);
+  auto share_of_peak = [](const trace::TraceData& td) {
+    sim::RunSpec s;
+    s.hardware = "h200";
+    s.fast = true;
+    s.trace_data = &td;
+    const sim::RunResult r = sim::simulate(s);
+    EXPECT_EQ(r.status, "ok") << r.error;
+    const auto& k = r.kernels.at(0);
+    return k.roofline_ns / (k.end_ns - k.start_ns);
+  };
+  const double read_share = share_of_peak(reads), copy_share = share_of_peak(copy);
+  EXPECT_LE(read_share, 1.0);
+  EXPECT_GE(read_share, copy_share);
+}
