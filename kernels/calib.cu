@@ -64,6 +64,30 @@ __global__ void __launch_bounds__(kCopyThreads) copy_kernel(int4* dst, const int
   stamp.end(stamps);
 }
 
+__global__ void __launch_bounds__(kCopyThreads) read_kernel(uint32_t* out, const int4* src, uint64_t n16, CtaStamp* stamps) {
+  dev::Stamp stamp(stamps);
+  const uint64_t base = uint64_t(blockIdx.x) * kCopyThreads * kCopyUnroll + threadIdx.x;
+  uint32_t x = 0;
+#pragma unroll
+  for (int u = 0; u < kCopyUnroll; ++u) {
+    const uint64_t i = base + uint64_t(u) * kCopyThreads;
+    if (i < n16) {
+      const int4 v = __ldcs(src + i);
+      x ^= uint32_t(v.x) ^ uint32_t(v.y) ^ uint32_t(v.z) ^ uint32_t(v.w);
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) x ^= __shfl_xor_sync(0xffffffffu, x, o);
+  __shared__ uint32_t warp_x[kCopyThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_x[threadIdx.x / 32] = x;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t t = 0;
+    for (int w = 0; w < kCopyThreads / 32; ++w) t ^= warp_x[w];
+    out[blockIdx.x] = t;
+  }
+  stamp.end(stamps);
+}
+
 __device__ __forceinline__ uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ull;
@@ -111,6 +135,25 @@ Plan plan_copy(void* dst, const void* src, uint64_t bytes) {
   st.launch = [=](cudaStream_t s, CtaStamp* stamps) {
     copy_kernel<<<grid, kCopyThreads, 0, s>>>(static_cast<int4*>(dst), static_cast<const int4*>(src), n16, stamps);
     check(cudaGetLastError(), "copy launch");
+  };
+  return {st};
+}
+
+Plan plan_read(uint32_t* out, const void* src, uint64_t bytes) {
+  static_assert(kStreamCtaBytes == uint64_t(kCopyThreads) * kCopyUnroll * 16, "a CTA's chunk");
+  if (bytes % 16 || reinterpret_cast<uintptr_t>(src) % 16)
+    throw std::invalid_argument("plan_read: pointer and size must be 16-byte aligned");
+  const uint64_t n16 = bytes / 16;
+  Step st;
+  st.info.name = "read";
+  st.info.kind = "read";
+  st.info.grid = {uint32_t(std::max<uint64_t>(1, (bytes + kStreamCtaBytes - 1) / kStreamCtaBytes)), 1, 1};
+  st.info.block = {kCopyThreads, 1, 1};
+  set_resources(st.info, reinterpret_cast<const void*>(&read_kernel), 0);
+  const uint32_t grid = st.info.grid[0];
+  st.launch = [=](cudaStream_t s, CtaStamp* stamps) {
+    read_kernel<<<grid, kCopyThreads, 0, s>>>(out, static_cast<const int4*>(src), n16, stamps);
+    check(cudaGetLastError(), "read launch");
   };
   return {st};
 }

@@ -159,6 +159,11 @@ Plan plan_sparse_attn(const SparseAttnArgs& a);
 // Calibration kernels: a 16-byte-vector copy (dst and src 16-byte aligned, bytes multiple of 16),
 // and an M×N×K BF16 GEMM through cuBLAS (FP32 accumulation, BF16 out), column-major as cuBLAS is.
 Plan plan_copy(void* dst, const void* src, uint64_t bytes);
+// A read-only stream over the same CTA chunks as the copy (32 KiB of 16-byte streaming loads each):
+// CTA c writes the XOR of the 32-bit words of its chunk to out[c], 4 B per 32 KiB read, which keeps
+// the loads live without writing what they read. Same alignment rules as plan_copy.
+constexpr uint64_t kStreamCtaBytes = 32 * 1024;
+Plan plan_read(uint32_t* out, const void* src, uint64_t bytes);
 
 // Seeded Gaussian test data written on the GPU in a storage format (a counter-based hash per
 // element, so the same seed gives the same bytes whatever the launch shape). FP8 values are

@@ -8,7 +8,8 @@
 // values, are the model's.
 //
 //   indexsim-capture --workload decode --context 131072 --batch 1 --out t.itr [--summary s.tsv]
-//   workloads: decode, prefill (--chunk C queries at the end of --context), copy (--bytes), gemm (--mnk M,N,K)
+//   workloads: decode, prefill (--chunk C queries at the end of --context), copy (--bytes: a copy,
+//   then a read-only stream over its output), gemm (--mnk M,N,K)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -463,12 +464,24 @@ int main(int argc, char** argv) try {
     k::check(cudaMemset(src, 1, o.bytes), "cudaMemset");
     shape = {{"bytes", o.bytes}};
     const uint32_t t_s = mem.id_of(src), t_d = mem.id_of(dst);
+    const uint64_t per = k::kStreamCtaBytes;  // bytes per CTA of both kernels
     for (auto& st : k::plan_copy(dst, src, o.bytes)) {
       const uint32_t gx = st.info.grid[0];
       caps.push_back({st, [=](uint32_t id) {
-                        const uint64_t per = 256 * 8 * 16;  // bytes per CTA (kernels/calib.cu)
                         return std::vector<tr::AccessRecord>{strided(id, t_s, false, 0, gx, 0, per, 16, per / 16, 16),
                                                              strided(id, t_d, true, 0, gx, 0, per, 16, per / 16, 16)};
+                      }});
+    }
+    // Then a read-only stream over the copy's output: the measured counterpart of streaming reads
+    // (reference §1.4), in the same trace so that the device tool's file limit holds.
+    const uint64_t read_ctas = (o.bytes + per - 1) / per;
+    auto* sums = mem.alloc("read_out", act, read_ctas * 4);
+    const uint32_t t_o = mem.id_of(sums);
+    for (auto& st : k::plan_read(static_cast<uint32_t*>(sums), dst, o.bytes)) {
+      const uint32_t gx = st.info.grid[0];
+      caps.push_back({st, [=](uint32_t id) {
+                        return std::vector<tr::AccessRecord>{strided(id, t_d, false, 0, gx, 0, per, 16, per / 16, 16),
+                                                             strided(id, t_o, true, 0, gx, 0, 4, 4, 1, 4)};
                       }});
     }
   } else {

@@ -164,6 +164,18 @@ std::vector<float> dequantize_rows_fp8(const Fp8Rows& q, int dim) {
   return x;
 }
 
+std::vector<uint32_t> xor_words_per_chunk(const uint8_t* data, uint64_t bytes, uint64_t chunk_bytes) {
+  if (bytes % 4 || chunk_bytes == 0 || chunk_bytes % 4)
+    throw std::invalid_argument("xor_words_per_chunk: bytes and chunk_bytes must be multiples of 4 (chunk > 0)");
+  std::vector<uint32_t> out((bytes + chunk_bytes - 1) / chunk_bytes, 0);
+  for (uint64_t i = 0; i < bytes; i += 4) {
+    const uint32_t w = uint32_t(data[i]) | uint32_t(data[i + 1]) << 8 | uint32_t(data[i + 2]) << 16 |
+                       uint32_t(data[i + 3]) << 24;
+    out[i / chunk_bytes] ^= w;
+  }
+  return out;
+}
+
 std::vector<float> round_bf16(const float* x, int64_t n) {
   std::vector<float> y(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) y[size_t(i)] = num::bf16_to_float(num::float_to_bf16(x[i]));

@@ -55,6 +55,10 @@ struct Fp8Rows {
 Fp8Rows quantize_rows_fp8(const float* x, int64_t n, int dim);
 std::vector<float> dequantize_rows_fp8(const Fp8Rows& q, int dim);
 
+// What the read-only stream kernel writes: for each chunk of `chunk_bytes` (the last may be
+// shorter), the XOR of its little-endian 32-bit words. `bytes` must be a multiple of 4.
+std::vector<uint32_t> xor_words_per_chunk(const uint8_t* data, uint64_t bytes, uint64_t chunk_bytes);
+
 // Round every value through a 16-bit format and back (what storing in BF16 / FP16 does to it).
 std::vector<float> round_bf16(const float* x, int64_t n);
 std::vector<float> round_fp16(const float* x, int64_t n);

@@ -294,3 +294,21 @@ TEST(KernelsCpuReference, Fp8RowQuantisationErrorIsWithinHalfAQuantumOfEachValue
     }
   }
 }
+
+// The read-only stream's reference: chunk c holds the XOR of its little-endian 32-bit words.
+// 12 words in chunks of 5 words (20 B): {w0..w4}, {w5..w9}, {w10, w11}; words are 1 << i, so a
+// chunk's XOR is the OR of its bits.
+TEST(KernelsCpuReference, XorWordsPerChunkFoldsEachChunkAndItsShortTail) {
+  std::vector<uint8_t> bytes(12 * 4);
+  for (uint32_t i = 0; i < 12; ++i)
+    for (int b = 0; b < 4; ++b) bytes[4 * i + b] = uint8_t((uint32_t(1) << i) >> (8 * b));
+  const auto x = cpu::xor_words_per_chunk(bytes.data(), bytes.size(), 20);
+  ASSERT_EQ(x.size(), 3u);
+  EXPECT_EQ(x[0], 0x1Fu);
+  EXPECT_EQ(x[1], 0x3E0u);
+  EXPECT_EQ(x[2], 0xC00u);
+  // A word seen twice cancels.
+  std::vector<uint8_t> twice = {7, 0, 0, 0, 7, 0, 0, 0};
+  EXPECT_EQ(cpu::xor_words_per_chunk(twice.data(), twice.size(), 8), std::vector<uint32_t>{0});
+  EXPECT_THROW(cpu::xor_words_per_chunk(twice.data(), 6, 8), std::invalid_argument);
+}

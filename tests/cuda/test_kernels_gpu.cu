@@ -419,6 +419,17 @@ TEST(KernelsGpu, CopyReproducesTheSourceBytes) {
   EXPECT_EQ(dd.get(), src);
 }
 
+TEST(KernelsGpu, ReadStreamXorsEachCtasChunkLikeTheReference) {
+  REQUIRE_GPU();
+  const size_t bytes = (size_t(64) << 20) + 4096;  // a short last chunk
+  std::vector<uint32_t> src(bytes / 4);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(i * 2654435761u);
+  Dev<uint32_t> ds(src), dout((bytes + k::kStreamCtaBytes - 1) / k::kStreamCtaBytes);
+  run_sync(k::plan_read(dout.p, ds.p, bytes));
+  const auto want = cpu::xor_words_per_chunk(reinterpret_cast<const uint8_t*>(src.data()), bytes, k::kStreamCtaBytes);
+  EXPECT_EQ(dout.get(), want);
+}
+
 TEST(KernelsGpu, CublasGemmEqualsReferenceProduct) {
   REQUIRE_GPU();
   // C = A · B, column-major, BF16 in, FP32 accumulation, BF16 out
