@@ -7,6 +7,7 @@ import pytest
 
 import indexsim
 from indexsim import plots
+from indexsim.run import run_args
 from conftest import SMOKE
 
 
@@ -43,6 +44,22 @@ def test_run_returns_result_with_kernels_and_the_same_key_as_the_sweep(exe, smok
     assert r.config["step"]["context"] == int(first["point"]["step.context"])
     stored = indexsim.load(smoke_db).set_index("key")
     assert stored.loc[r.key, "step_us"] == r.step_us  # deterministic: bit-identical
+
+
+def test_run_reuse_false_simulates_every_kernel_and_records_the_mode(exe):
+    # Kernel reuse (both modes) makes a repeated kernel that runs alone take its twin's duration;
+    # reuse=False passes --no-reuse, so no kernel is "reused" and the run's mode says so.
+    args = run_args(hardware="h200", workload="glm-5", context=1024, fast=True, reuse=False)
+    assert args[-2:] == ["--fast", "--no-reuse"]
+    # Four layers (one dense, three MoE) keep the run without reuse short.
+    sets = ["workload.model.num_layers=4",
+            "workload.layers=[{first: 0, last: 3, attention: dsa, indexer: full, mlp: moe}, {first: 0, last: 0, mlp: dense}]"]
+    a = indexsim.run(hardware="h200", workload="glm-5", context=1024, fast=True, sets=sets)
+    b = indexsim.run(hardware="h200", workload="glm-5", context=1024, fast=True, sets=sets, reuse=False)
+    assert (a.kernels["simulated"] == "reused").any()
+    assert not (b.kernels["simulated"] == "reused").any()
+    assert a.config["mode"] == "fast" and b.config["mode"] == "fast-no-reuse"
+    assert a.key != b.key
 
 
 def test_pareto_front_keeps_the_points_nobody_beats_in_both():
