@@ -24,6 +24,7 @@ constexpr uint32_t kLineBits = 6;   // lines of a request, less one
 static_assert(model::kMaxRequestLines <= (1u << kLineBits), "a request's line count must fit its tag");
 constexpr uint32_t kIdTagBits = kSlotBits + kSmBits + kLineBits;
 constexpr uint64_t kAlignmentBytes = 4096;  // kernel reuse: a larger alignment than any line or chunk
+constexpr size_t kMaxSegmentsPerStart = 16;  // memos kept per first-member signature
 
 struct KernelState {
   const KernelRecord* rec = nullptr;
@@ -51,18 +52,25 @@ struct KernelState {
   std::map<uint32_t, double> bytes_by_tensor;
   double mem_roofline_ns = 0, flop_roofline_ns = 0;   // compulsory bytes / peak, FLOPs / peak
   uint64_t requests = 0;
-  // Reuse in the fast mode.
+  // Reuse (ReplayOptions::reuse).
   std::string signature;          // everything that decides the kernel's timing, except addresses
   Tick ready_at = 0;
-  bool alone = false;             // every unfinished kernel depended on it when it became ready
   bool reused = false;
-  Tick resident_at_ready = 0, tensor_at_ready = 0;   // machine totals, for the reused busy time
+  const struct SegmentMember* stand_in = nullptr;   // takes this member's figures when it becomes ready
 };
 
-// What a kernel that ran alone left for its later twins.
-struct KernelMemo {
-  Tick duration = 0;
+// A segment runs from a moment the machine is idle (a kernel becomes ready with nothing running,
+// ready or about to be) to the next such moment; its members are the kernels that became ready in
+// between, the first one first. What a simulated segment leaves for a later one that repeats it:
+struct SegmentMember {
+  std::string signature;
+  Tick ready = 0;                 // after the segment's start
+  Tick duration = 0;              // ready to end
   uint64_t bytes_read = 0, bytes_written = 0, requests = 0, ctas_simulated = 0;
+};
+struct SegmentMemo {
+  std::vector<SegmentMember> members;
+  Tick span = 0;                  // the last member's end, after the segment's start
   Tick resident = 0, tensor = 0;  // SM-resident and tensor-busy time summed over SMs
 };
 
@@ -128,6 +136,10 @@ class Engine {
                                p_.sector_bytes, k.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
   }
   std::string signature(const KernelState& k) const;
+  const std::string& signature_of(uint32_t kid);
+  void close_segment();
+  bool reuse_segment(uint32_t kid, Tick now);
+  void take(uint32_t kid, const SegmentMember& m, Tick now);
   Tick resident_sum() const;
   Tick tensor_sum() const;
 
@@ -148,7 +160,13 @@ class Engine {
   uint64_t ctas_total_ = 0, ctas_done_ = 0, kernels_left_ = 0;
   uint32_t running_ = 0;          // kernels dispatched (or reused) and not yet ended
   uint32_t pending_ready_ = 0;    // kernel_ready events in the queue
-  std::map<std::string, KernelMemo> memo_;
+  // Segments by their first member's signature; the one being simulated now, if it started idle.
+  std::map<std::string, std::vector<SegmentMemo>> segments_;
+  struct Recording {
+    bool active = false;
+    Tick start = 0, resident = 0, tensor = 0;
+    std::vector<uint32_t> kernels;
+  } recording_;
   Tick reused_resident_ = 0, reused_tensor_ = 0;
   std::vector<uint32_t> region_index_;
   std::vector<std::string> regions_;
@@ -348,12 +366,6 @@ void Engine::end_kernel(uint32_t kid, Tick now) {
   k.end = now;
   --kernels_left_;
   --running_;
-  if (k.alone && !k.reused) {
-    // It ran alone, so the machine's busy time since it became ready is its own.
-    memo_.emplace(k.signature, KernelMemo{now - k.ready_at, k.bytes_read, k.bytes_written, k.requests,
-                                          k.ctas_simulated, resident_sum() - k.resident_at_ready,
-                                          tensor_sum() - k.tensor_at_ready});
-  }
   for (uint32_t d : k.dependents) {
     KernelState& dk = k_[d];
     dk.deps_done = std::max(dk.deps_done, now);
@@ -425,34 +437,105 @@ std::string Engine::signature(const KernelState& k) const {
 void Engine::kernel_ready(uint32_t kid, Tick now) {
   KernelState& k = k_[kid];
   k.ready_at = now;
+  if (k.stand_in) {  // a member of a segment being reused
+    take(kid, *k.stand_in, now);
+    return;
+  }
+  if (recording_.active) recording_.kernels.push_back(kid);
   // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
-  // so it has the machine to itself for its whole life.
-  k.alone = opt_.reuse && running_ == 0 && ready_.empty() && pending_ready_ == 0;
-  if (k.alone) {
-    k.signature = signature(k);
-    auto it = memo_.find(k.signature);
-    if (it != memo_.end()) {
-      const KernelMemo& m = it->second;
-      k.reused = true;
-      ctas_total_ -= k.ctas_simulated;
-      k.ctas_simulated = m.ctas_simulated;
-      k.bytes_read = m.bytes_read;
-      k.bytes_written = m.bytes_written;
-      k.requests = m.requests;
-      k.start = now;
-      reused_resident_ += m.resident;
-      reused_tensor_ += m.tensor;
-      out_.requests += m.requests;
-      ++running_;
-      push(now + m.duration, Ev::kernel_end, kid);
-      return;
-    }
-    k.resident_at_ready = resident_sum();
-    k.tensor_at_ready = tensor_sum();
+  // and a segment ends and another starts.
+  if (opt_.reuse && running_ == 0 && ready_.empty() && pending_ready_ == 0) {
+    if (recording_.active) recording_.kernels.pop_back();
+    close_segment();
+    if (reuse_segment(kid, now)) return;
+    recording_ = {true, now, resident_sum(), tensor_sum(), {kid}};
   }
   if (k.ctas_simulated < k.rec->cta_count()) warm_with_unsimulated(k);
   // Launch order among ready kernels: by trace order (the order the host enqueued them).
   ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), kid), kid);
+}
+
+const std::string& Engine::signature_of(uint32_t kid) {
+  KernelState& k = k_[kid];
+  if (k.signature.empty()) k.signature = signature(k);
+  return k.signature;
+}
+
+void Engine::close_segment() {
+  // Called when the machine is idle: every member has ended.
+  if (!recording_.active) return;
+  recording_.active = false;
+  SegmentMemo m;
+  for (uint32_t kid : recording_.kernels) {
+    const KernelState& k = k_[kid];
+    m.members.push_back({signature_of(kid), k.ready_at - recording_.start, k.end - k.ready_at, k.bytes_read,
+                         k.bytes_written, k.requests, k.ctas_simulated});
+    m.span = std::max(m.span, k.end - recording_.start);
+  }
+  m.resident = resident_sum() - recording_.resident;
+  m.tensor = tensor_sum() - recording_.tensor;
+  auto& list = segments_[m.members.front().signature];
+  if (list.size() < kMaxSegmentsPerStart) list.push_back(std::move(m));
+}
+
+bool Engine::reuse_segment(uint32_t kid, Tick now) {
+  // A segment repeats an earlier one if, with the earlier members' durations, the same signatures
+  // become ready at the same offsets, and nothing else becomes ready before its last member ends.
+  // That is checked by propagating readiness through the dependence graph, changing nothing.
+  const Tick launch = model::ns_to_ps(p_.kernel_launch_ns);
+  auto it = segments_.find(signature_of(kid));
+  if (it == segments_.end()) return false;
+  for (const SegmentMemo& memo : it->second) {
+    std::vector<uint32_t> who(memo.members.size(), UINT32_MAX);
+    std::map<uint32_t, std::pair<uint32_t, Tick>> left;   // kernel -> dependences left, last end
+    std::priority_queue<std::pair<Tick, uint32_t>, std::vector<std::pair<Tick, uint32_t>>, std::greater<>> ends;
+    who[0] = kid;
+    ends.push({now + memo.members[0].duration, 0});
+    bool same = true;
+    while (same && !ends.empty()) {
+      const auto [t, mi] = ends.top();
+      ends.pop();
+      for (uint32_t d : k_[who[mi]].dependents) {
+        auto& [n, done] = left.try_emplace(d, k_[d].deps_left, k_[d].deps_done).first->second;
+        done = std::max(done, t);
+        if (--n != 0) continue;
+        const Tick ready = done + launch;
+        if (ready >= now + memo.span) continue;   // after the segment
+        // A member not yet matched, ready at this offset with this signature.
+        uint32_t match = UINT32_MAX;
+        for (uint32_t j = 1; j < memo.members.size() && match == UINT32_MAX; ++j)
+          if (who[j] == UINT32_MAX && memo.members[j].ready == ready - now && memo.members[j].signature == signature_of(d))
+            match = j;
+        if (match == UINT32_MAX) {
+          same = false;
+          break;
+        }
+        who[match] = d;
+        ends.push({ready + memo.members[match].duration, match});
+      }
+    }
+    if (!same || std::find(who.begin(), who.end(), UINT32_MAX) != who.end()) continue;
+    reused_resident_ += memo.resident;
+    reused_tensor_ += memo.tensor;
+    for (uint32_t j = 1; j < who.size(); ++j) k_[who[j]].stand_in = &memo.members[j];
+    take(kid, memo.members[0], now);
+    return true;
+  }
+  return false;
+}
+
+void Engine::take(uint32_t kid, const SegmentMember& m, Tick now) {
+  KernelState& k = k_[kid];
+  k.reused = true;
+  ctas_total_ -= k.ctas_simulated;
+  k.ctas_simulated = m.ctas_simulated;
+  k.bytes_read = m.bytes_read;
+  k.bytes_written = m.bytes_written;
+  k.requests = m.requests;
+  k.start = now;
+  out_.requests += m.requests;
+  ++running_;
+  push(now + m.duration, Ev::kernel_end, kid);
 }
 
 void Engine::warm_with_unsimulated(const KernelState& k) {

@@ -34,13 +34,15 @@ struct ReplayOptions {
   // Fast mode: coarse requests for contiguous runs (SmParams::fast_chunk_bytes), the first waves
   // of long kernels extrapolated, and (with `reuse`) repeated kernels not simulated twice.
   bool fast = false;
-  // Both modes. A kernel that runs alone (every unfinished kernel depends on it) and is identical
-  // to an earlier kernel that also ran alone (same grid, resources, FLOPs and access patterns,
-  // tensors in the same regions) takes that kernel's duration, bytes and busy time instead of being
-  // simulated: a decode step's 78 layers cost about two. What it leaves out is the cache and DRAM
-  // state the earlier kernel left behind. Every distinct kernel is still simulated in full, at line
-  // granularity in the detailed mode; `false` simulates every kernel (GLM-5 decode on the H200:
-  // the step moves by under 0.25 % at 32K, 128K and 1M tokens).
+  // Both modes. A segment runs from a moment the machine is idle (a kernel becomes ready with
+  // nothing running, ready or about to be) to the next; a kernel that runs alone is a segment of
+  // one, and kernels that overlap across streams (IndexShare's prefetch) share one. A segment that
+  // repeats an earlier one (the same kernels, by signature: grid, resources, FLOPs, access patterns,
+  // tensor regions, becoming ready at the same times) takes its kernels' durations, bytes and busy
+  // time instead of being simulated: a decode step's 78 layers cost about two. What it leaves out
+  // is the cache and DRAM state the earlier segment left behind. Every distinct segment is still
+  // simulated in full, at line granularity in the detailed mode; `false` simulates every kernel
+  // (GLM-5 decode on the H200: the step moves by under 0.25 % at 32K, 128K and 1M tokens).
   bool reuse = true;
   std::string timeline_path;         // Chrome/Perfetto trace-event JSON, empty = none
   std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done

@@ -273,6 +273,54 @@ TEST_P(ReplayReuse, AKernelThatRanAloneStandsInForItsTwinInAnotherLayer) {
 INSTANTIATE_TEST_SUITE_P(BothModes, ReplayReuse, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Fast" : "Detailed"; });
 
+// Four layers, each a kernel A on stream 0 overlapping a prefetch P on stream 1, then B, which
+// waits for both; layer l+1's A and P wait for B of layer l. The machine is idle only when a B
+// becomes ready, so the segments are {B0, A1, P1}, {B1, A2, P2}, {B2, A3, P3} and {B3} (A0 and P0
+// start together, with no idle moment before them). The second and third repeat the first, so
+// their members take its durations: on a memory that keeps no state, the step is the same as
+// with every kernel simulated, and only the simulated kernels' bytes reach the memory.
+TEST(Replay, ASegmentOfOverlappingKernelsThatRepeatsAnEarlierOneIsReusedWhole) {
+  Rig rig("gpu.max_outstanding_requests_per_sm=64");
+  std::vector<KernelRecord> ks;
+  std::vector<AccessRecord> as;
+  const uint64_t a_bytes = 8 * 65536, p_bytes = 4 * 32768, b_bytes = 4 * 16384;
+  for (uint32_t l = 0; l < 4; ++l) {
+    const uint32_t a = 3 * l, pf = a + 1, bk = a + 2;
+    const std::vector<uint32_t> after = l ? std::vector<uint32_t>{a - 1} : std::vector<uint32_t>{};
+    ks.push_back(kernel(a, 8, after));
+    ks.push_back(kernel(pf, 4, after, 1));
+    ks.push_back(kernel(bk, 4, {a, pf}));
+    as.push_back(on_tensor(stream_read(a, 8, 65536), l));
+    as.push_back(on_tensor(stream_read(pf, 4, 32768), 4 + l));
+    as.push_back(on_tensor(stream_read(bk, 4, 16384), 8 + l));
+  }
+  auto run_layers = [&](model::MemoryDevice& mem, bool reuse) {
+    model::TensorCore tc(rig.tcp);
+    sim::ReplayInput in;
+    in.kernels = &ks;
+    in.accesses = &as;
+    for (uint32_t t = 0; t < 12; ++t) {
+      in.tensor_base.push_back(uint64_t(t) << 24);
+      in.tensor_peak_GBps.push_back(mem.peak_bandwidth_GBps());
+      in.tensor_region.push_back("hbm");
+    }
+    sim::ReplayOptions opt;
+    opt.reuse = reuse;
+    return sim::replay(rig.sm, tc, mem, in, opt);
+  };
+  test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
+  const auto reused = run_layers(m1, true), simulated = run_layers(m2, false);
+  std::vector<std::string> want(12, "all");
+  for (uint32_t id : {5u, 6u, 7u, 8u, 9u, 10u}) want[id] = "reused";   // B1, A2, P2, B2, A3, P3
+  for (uint32_t i = 0; i < 12; ++i) EXPECT_EQ(reused.kernels[i].simulated, want[i]) << reused.kernels[i].name;
+  for (uint32_t i : {6u, 7u, 8u})
+    EXPECT_DOUBLE_EQ(reused.kernels[i].duration_ns(), reused.kernels[i - 3].duration_ns()) << i;
+  EXPECT_NEAR(reused.step_ns, simulated.step_ns, 1e-6 * simulated.step_ns);
+  EXPECT_EQ(m1.bytes(), 2 * (a_bytes + p_bytes) + 4 * b_bytes - 2 * b_bytes);  // A0 P0 B0 A1 P1 B3, not B1 B2 A2 P2 A3 P3
+  EXPECT_EQ(m2.bytes(), 4 * (a_bytes + p_bytes + b_bytes));
+  for (const auto& k : simulated.kernels) EXPECT_EQ(k.simulated, "all");
+}
+
 TEST(Replay, FastModeNeverReusesAKernelThatSharesTheMachineOrDiffersInAlignment) {
   Rig rig("gpu.max_outstanding_requests_per_sm=64");
   // Stream 0 runs A0 -> A1 while stream 1 runs A2 from the start: every kernel shares the machine
