@@ -22,7 +22,7 @@ struct RunSpec {
   trace::StepParams step;
   std::vector<std::string> sets;        // "hardware.a.b=v", "workload.…", "techniques.…"
   bool fast = false;                    // coarse requests for contiguous runs
-  bool reuse = true;                    // repeated kernels that run alone are simulated once (both modes)
+  bool reuse = true;                    // repeated segments of kernels are simulated once (both modes)
   std::string timeline;                 // Perfetto JSON output path, empty = none
   std::function<void(double)> progress;
 };
