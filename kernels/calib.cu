@@ -120,17 +120,27 @@ void fill_normal(void* dst, uint64_t count, FillFormat fmt, uint64_t seed, float
   check(cudaGetLastError(), "fill launch");
 }
 
+namespace {
+
+// The copy and the read stream share their shape: 16-byte vectors, one 32 KiB chunk per CTA.
+Step stream_step(const char* name, const void* kernel, uint64_t bytes) {
+  static_assert(kStreamCtaBytes == uint64_t(kCopyThreads) * kCopyUnroll * 16, "a CTA's chunk");
+  Step st;
+  st.info.name = name;
+  st.info.kind = name;
+  st.info.grid = {uint32_t(std::max<uint64_t>(1, (bytes + kStreamCtaBytes - 1) / kStreamCtaBytes)), 1, 1};
+  st.info.block = {kCopyThreads, 1, 1};
+  set_resources(st.info, kernel, 0);
+  return st;
+}
+
+}  // namespace
+
 Plan plan_copy(void* dst, const void* src, uint64_t bytes) {
   if (bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16 || reinterpret_cast<uintptr_t>(src) % 16)
     throw std::invalid_argument("plan_copy: pointers and size must be 16-byte aligned");
   const uint64_t n16 = bytes / 16;
-  const uint64_t per_cta = uint64_t(kCopyThreads) * kCopyUnroll;
-  Step st;
-  st.info.name = "copy";
-  st.info.kind = "copy";
-  st.info.grid = {uint32_t(std::max<uint64_t>(1, (n16 + per_cta - 1) / per_cta)), 1, 1};
-  st.info.block = {kCopyThreads, 1, 1};
-  set_resources(st.info, reinterpret_cast<const void*>(&copy_kernel), 0);
+  Step st = stream_step("copy", reinterpret_cast<const void*>(&copy_kernel), bytes);
   const uint32_t grid = st.info.grid[0];
   st.launch = [=](cudaStream_t s, CtaStamp* stamps) {
     copy_kernel<<<grid, kCopyThreads, 0, s>>>(static_cast<int4*>(dst), static_cast<const int4*>(src), n16, stamps);
@@ -140,16 +150,10 @@ Plan plan_copy(void* dst, const void* src, uint64_t bytes) {
 }
 
 Plan plan_read(uint32_t* out, const void* src, uint64_t bytes) {
-  static_assert(kStreamCtaBytes == uint64_t(kCopyThreads) * kCopyUnroll * 16, "a CTA's chunk");
   if (bytes % 16 || reinterpret_cast<uintptr_t>(src) % 16)
     throw std::invalid_argument("plan_read: pointer and size must be 16-byte aligned");
   const uint64_t n16 = bytes / 16;
-  Step st;
-  st.info.name = "read";
-  st.info.kind = "read";
-  st.info.grid = {uint32_t(std::max<uint64_t>(1, (bytes + kStreamCtaBytes - 1) / kStreamCtaBytes)), 1, 1};
-  st.info.block = {kCopyThreads, 1, 1};
-  set_resources(st.info, reinterpret_cast<const void*>(&read_kernel), 0);
+  Step st = stream_step("read", reinterpret_cast<const void*>(&read_kernel), bytes);
   const uint32_t grid = st.info.grid[0];
   st.launch = [=](cudaStream_t s, CtaStamp* stamps) {
     read_kernel<<<grid, kCopyThreads, 0, s>>>(out, static_cast<const int4*>(src), n16, stamps);
