@@ -31,10 +31,12 @@ void Controller::find_hit(int w, uint32_t bank, size_t from) {
   Bank& b = banks_[bank];
   const auto& q = queue(bank, w);
   b.hit[w] = -1;
+  hit_mask_[w] &= ~(uint64_t(1) << bank);
   if (b.open_row == kClosed) return;
   for (size_t i = from; i < q.size(); ++i)
     if (int32_t(q[i].row) == b.open_row) {
       b.hit[w] = int16_t(i);
+      hit_mask_[w] |= uint64_t(1) << bank;
       b.hit_seq[w] = q[i].seq;
       return;
     }
@@ -96,6 +98,7 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
   if (q.size() == 1) bk.head_seq[w] = q.back().seq;
   if (hits_open_row && bk.hit[w] < 0) {
     bk.hit[w] = int16_t(q.size() - 1);
+    hit_mask_[w] |= uint64_t(1) << c.bank;
     bk.hit_seq[w] = q.back().seq;
   }
   mask_[w] |= uint64_t(1) << c.bank;
@@ -143,26 +146,36 @@ void Controller::replan() {
   uint64_t col_seq = ~uint64_t(0), row_seq = ~uint64_t(0);
   uint32_t col_bank = 0, row_bank = 0;
   Kind row_kind = Kind::kNone;
-  uint64_t m = mask_[w];
-  if (per_bank_ref) m &= ~(uint64_t(1) << ref_bank_);
-  for (; m != 0; m &= m - 1) {
+  const uint64_t queued = mask_[w] & ~(per_bank_ref ? uint64_t(1) << ref_bank_ : 0);
+  // The selections are branch-free: which bank wins is data, not a pattern a predictor learns.
+  for (uint64_t m = queued & hit_mask_[w]; m != 0; m &= m - 1) {
+    // FR-FCFS column bus: the row hit that can go first, ties to the oldest.
     const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
     const Bank& bk = banks_[b];
-    if (bk.open_row != kClosed && bk.hit[w] >= 0) {
-      // FR-FCFS column bus: the row hit that can go first, ties to the oldest.
-      const Cycle at = std::max({col_pc, bk.col_ready, groups_[group_of_[b]].col_ready[w]});
-      const uint64_t seq = bk.hit_seq[w];
-      if (at < col_at || (at == col_at && seq < col_seq)) col_at = at, col_seq = seq, col_bank = b;
-      continue;
-    }
-    // Row bus: PRE for an open bank without a hit, ACT for a closed one; earliest, ties to the oldest.
-    const bool open = bk.open_row != kClosed;
-    const Cycle at = open ? std::max(row_pc, bk.pre_ready)
-                          : std::max({act_pc, bk.act_ready, groups_[group_of_[b]].act_ready});
-    const uint64_t seq = bk.head_seq[w];
-    if (at < row_at || (at == row_at && seq < row_seq))
-      row_at = at, row_seq = seq, row_bank = b, row_kind = open ? Kind::kPre : Kind::kAct;
+    const Cycle at = std::max({col_pc, bk.col_ready, groups_[group_of_[b]].col_ready[w]});
+    const uint64_t seq = bk.hit_seq[w];
+    const bool better = (at < col_at) | ((at == col_at) & (seq < col_seq));
+    col_at = better ? at : col_at;
+    col_seq = better ? seq : col_seq;
+    col_bank = better ? b : col_bank;
   }
+  bool row_open = false;
+  for (uint64_t m = queued & ~hit_mask_[w]; m != 0; m &= m - 1) {
+    // Row bus: PRE for an open bank without a hit, ACT for a closed one; earliest, ties to the oldest.
+    const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
+    const Bank& bk = banks_[b];
+    const bool open = bk.open_row != kClosed;
+    const Cycle pre = std::max(row_pc, bk.pre_ready);
+    const Cycle act = std::max({act_pc, bk.act_ready, groups_[group_of_[b]].act_ready});
+    const Cycle at = open ? pre : act;
+    const uint64_t seq = bk.head_seq[w];
+    const bool better = (at < row_at) | ((at == row_at) & (seq < row_seq));
+    row_at = better ? at : row_at;
+    row_seq = better ? seq : row_seq;
+    row_bank = better ? b : row_bank;
+    row_open = better ? open : row_open;
+  }
+  if (row_at != kNoCycle) row_kind = row_open ? Kind::kPre : Kind::kAct;
   if (per_bank_ref) {
     // The bank under refresh goes before any other row command that is ready no earlier.
     const Bank& bk = banks_[ref_bank_];
@@ -194,6 +207,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
         b.hit = {-1, -1};
         b.act_ready = std::max(b.act_ready, t + T.tRP);
         closed_for_conflict_ &= ~(uint64_t(1) << i);
+        hit_mask_[0] &= ~(uint64_t(1) << i);
+        hit_mask_[1] &= ~(uint64_t(1) << i);
         ++stats_.precharges;
       }
       use_row_bus(t);
@@ -214,6 +229,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
       b.hit = {-1, -1};
       b.act_ready = std::max(b.act_ready, t + T.tRP);
       const uint64_t bit = uint64_t(1) << pl.bank;
+      hit_mask_[0] &= ~bit;
+      hit_mask_[1] &= ~bit;
       closed_for_conflict_ = pl.kind == Kind::kPre ? closed_for_conflict_ | bit : closed_for_conflict_ & ~bit;
       ++stats_.precharges;
       use_row_bus(t);

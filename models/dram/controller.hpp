@@ -117,6 +117,7 @@ class Controller {
   std::vector<Group> groups_;
   uint64_t closed_for_conflict_ = 0;                    // banks whose last PRE made way for another row
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
+  std::array<uint64_t, 2> hit_mask_{0, 0};             // banks whose hit[write] >= 0 (an open row with a hit)
   std::array<uint32_t, 2> count_{0, 0};
   uint64_t seq_ = 0;
   bool write_mode_ = false;
