@@ -160,7 +160,8 @@ class Engine {
   uint64_t ctas_total_ = 0, ctas_done_ = 0, kernels_left_ = 0;
   uint32_t running_ = 0;          // kernels dispatched (or reused) and not yet ended
   uint32_t pending_ready_ = 0;    // kernel_ready events in the queue
-  // Segments by their first member's signature; the one being simulated now, if it started idle.
+  // Segments by their first member's signature (a stored memo never changes: stand-ins point into
+  // its members); the one being simulated now, if it started idle.
   std::map<std::string, std::vector<SegmentMemo>> segments_;
   struct Recording {
     bool active = false;
