@@ -19,6 +19,10 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
   groups_.resize(p.groups_per_pc());
   group_of_.resize(p.banks_per_pc());
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_[b] = static_cast<uint8_t>(b / p.banks_per_group);
+  group_mask_.assign(p.groups_per_pc(), 0);
+  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_mask_[group_of_[b]] |= uint64_t(1) << b;
+  oldest_[0].assign(p.groups_per_pc(), 0);
+  oldest_[1].assign(p.groups_per_pc(), 0);
   // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
   // refresh never stalls the whole device at once.
   const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
@@ -32,14 +36,28 @@ void Controller::find_hit(int w, uint32_t bank, size_t from) {
   const auto& q = queue(bank, w);
   b.hit[w] = -1;
   hit_mask_[w] &= ~(uint64_t(1) << bank);
-  if (b.open_row == kClosed) return;
-  for (size_t i = from; i < q.size(); ++i)
-    if (int32_t(q[i].row) == b.open_row) {
-      b.hit[w] = int16_t(i);
-      hit_mask_[w] |= uint64_t(1) << bank;
-      b.hit_seq[w] = q[i].seq;
-      return;
+  if (b.open_row != kClosed) {
+    for (size_t i = from; i < q.size(); ++i)
+      if (int32_t(q[i].row) == b.open_row) {
+        b.hit[w] = int16_t(i);
+        hit_mask_[w] |= uint64_t(1) << bank;
+        b.hit_seq[w] = q[i].seq;
+        break;
+      }
+  }
+  hit_changed(w, bank);
+}
+
+void Controller::hit_changed(int w, uint32_t bank) {
+  const uint32_t g = group_of_[bank];
+  uint64_t oldest_seq = ~uint64_t(0);
+  for (uint64_t m = hit_mask_[w] & group_mask_[g]; m != 0; m &= m - 1) {
+    const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
+    if (banks_[b].hit_seq[w] < oldest_seq) {
+      oldest_seq = banks_[b].hit_seq[w];
+      oldest_[w][g] = static_cast<uint8_t>(b);
     }
+  }
 }
 
 void Controller::use_row_bus(Cycle at) {
@@ -100,6 +118,7 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
     bk.hit[w] = int16_t(q.size() - 1);
     hit_mask_[w] |= uint64_t(1) << c.bank;
     bk.hit_seq[w] = q.back().seq;
+    hit_changed(w, c.bank);
   }
   mask_[w] |= uint64_t(1) << c.bank;
   ++count_[w];
@@ -148,16 +167,28 @@ void Controller::replan() {
   Kind row_kind = Kind::kNone;
   const uint64_t queued = mask_[w] & ~(per_bank_ref ? uint64_t(1) << ref_bank_ : 0);
   // The selections are branch-free: which bank wins is data, not a pattern a predictor learns.
-  for (uint64_t m = queued & hit_mask_[w]; m != 0; m &= m - 1) {
-    // FR-FCFS column bus: the row hit that can go first, ties to the oldest.
-    const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
-    const Bank& bk = banks_[b];
-    const Cycle at = std::max({col_pc, bk.col_ready, groups_[group_of_[b]].col_ready[w]});
-    const uint64_t seq = bk.hit_seq[w];
+  auto take_col = [&](Cycle at, uint64_t seq, uint32_t b) {
     const bool better = (at < col_at) | ((at == col_at) & (seq < col_seq));
     col_at = better ? at : col_at;
     col_seq = better ? seq : col_seq;
     col_bank = better ? b : col_bank;
+  };
+  const uint64_t hits = queued & hit_mask_[w];
+  for (uint32_t g = 0; hits != 0 && g < groups_.size(); ++g) {
+    // FR-FCFS column bus: the row hit that can go first, ties to the oldest. In a group every bank
+    // is ready by `ready` but for its own tRCD; the group's oldest hit wins unless that runs on.
+    const uint64_t in_group = hits & group_mask_[g];
+    if (in_group == 0) continue;
+    const Cycle ready = std::max(col_pc, groups_[g].col_ready[w]);
+    const uint32_t o = oldest_[w][g];
+    if ((in_group >> o & 1) && banks_[o].col_ready <= ready) {
+      take_col(ready, banks_[o].hit_seq[w], o);
+      continue;
+    }
+    for (uint64_t m = in_group; m != 0; m &= m - 1) {
+      const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
+      take_col(std::max(ready, banks_[b].col_ready), banks_[b].hit_seq[w], b);
+    }
   }
   bool row_open = false;
   for (uint64_t m = queued & ~hit_mask_[w]; m != 0; m &= m - 1) {
@@ -209,6 +240,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
         closed_for_conflict_ &= ~(uint64_t(1) << i);
         hit_mask_[0] &= ~(uint64_t(1) << i);
         hit_mask_[1] &= ~(uint64_t(1) << i);
+        hit_changed(0, i);
+        hit_changed(1, i);
         ++stats_.precharges;
       }
       use_row_bus(t);
@@ -231,6 +264,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
       const uint64_t bit = uint64_t(1) << pl.bank;
       hit_mask_[0] &= ~bit;
       hit_mask_[1] &= ~bit;
+      hit_changed(0, pl.bank);
+      hit_changed(1, pl.bank);
       closed_for_conflict_ = pl.kind == Kind::kPre ? closed_for_conflict_ | bit : closed_for_conflict_ & ~bit;
       ++stats_.precharges;
       use_row_bus(t);

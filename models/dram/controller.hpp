@@ -101,6 +101,7 @@ class Controller {
 
   void replan();
   void find_hit(int w, uint32_t bank, size_t from);
+  void hit_changed(int w, uint32_t bank);              // keeps oldest_ of the bank's group
   std::vector<Entry>& queue(uint32_t bank, int w) { return queues_[2 * bank + w]; }
   void issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row);
   void catch_up_idle(Cycle now);
@@ -118,6 +119,11 @@ class Controller {
   uint64_t closed_for_conflict_ = 0;                    // banks whose last PRE made way for another row
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
   std::array<uint64_t, 2> hit_mask_{0, 0};             // banks whose hit[write] >= 0 (an open row with a hit)
+  // [write][group]: of the group's banks in hit_mask_, the one with the oldest hit entry. Within a
+  // group every bank waits for the same group readiness, so that bank wins the group unless its
+  // own tRCD is still running: planning looks at one bank per group, not at every bank.
+  std::array<std::vector<uint8_t>, 2> oldest_;
+  std::vector<uint64_t> group_mask_;                   // the banks of each group
   std::array<uint32_t, 2> count_{0, 0};
   uint64_t seq_ = 0;
   bool write_mode_ = false;
