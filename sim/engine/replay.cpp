@@ -442,14 +442,14 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
     take(kid, *k.stand_in, now);
     return;
   }
-  if (recording_.active) recording_.kernels.push_back(kid);
   // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
   // and a segment ends and another starts.
   if (opt_.reuse && running_ == 0 && ready_.empty() && pending_ready_ == 0) {
-    if (recording_.active) recording_.kernels.pop_back();
     close_segment();
     if (reuse_segment(kid, now)) return;
     recording_ = {true, now, resident_sum(), tensor_sum(), {kid}};
+  } else if (recording_.active) {
+    recording_.kernels.push_back(kid);
   }
   if (k.ctas_simulated < k.rec->cta_count()) warm_with_unsimulated(k);
   // Launch order among ready kernels: by trace order (the order the host enqueued them).
