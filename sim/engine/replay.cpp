@@ -51,6 +51,7 @@ struct KernelState {
   std::vector<double> bytes_by_region;  // for the roofline
   std::map<uint32_t, double> bytes_by_tensor;
   double mem_roofline_ns = 0, flop_roofline_ns = 0;   // compulsory bytes / peak, FLOPs / peak
+  double roofline_ns() const { return std::max(mem_roofline_ns, flop_roofline_ns); }
   uint64_t requests = 0;
   // Reuse (ReplayOptions::reuse).
   std::string signature;          // everything that decides the kernel's timing, except addresses
@@ -347,8 +348,7 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
       // read-only stream measured 2 % above the HBM peak): no rate beats the kernel's roofline.
       Tick end;
       if (k.done_at_last_dispatch > k.wave && k.last_dispatch > k.wave1_done) {
-        const double roofline_per_cta =   // ps
-            std::max(k.mem_roofline_ns, k.flop_roofline_ns) * 1e3 / double(r.cta_count());
+        const double roofline_per_cta = k.roofline_ns() * 1e3 / double(r.cta_count());  // ps
         const double per_cta = std::max(
             roofline_per_cta, double(k.last_dispatch - k.wave1_done) / double(k.done_at_last_dispatch - k.wave));
         end = std::max(now, k.last_dispatch + Tick(per_cta * double(r.cta_count() - k.done_at_last_dispatch)));
@@ -719,7 +719,7 @@ ReplayOutput Engine::run() {
     kr.ctas_per_sm = k.per_sm;
     kr.measured_ns = double(r.measured_ns);
     kr.simulated = k.reused ? "reused" : k.ctas_simulated < r.cta_count() ? "sampled" : "all";
-    kr.roofline_ns = std::max(k.mem_roofline_ns, k.flop_roofline_ns);
+    kr.roofline_ns = k.roofline_ns();
     kr.bound = k.mem_roofline_ns >= k.flop_roofline_ns ? "memory" : "compute";
     out_.bytes_read += kr.bytes_read;
     out_.bytes_written += kr.bytes_written;

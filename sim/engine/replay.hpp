@@ -31,8 +31,8 @@ struct ReplayInput {
 };
 
 struct ReplayOptions {
-  // Fast mode: coarse requests for contiguous runs (SmParams::fast_chunk_bytes), the first waves
-  // of long kernels extrapolated, and (with `reuse`) repeated kernels not simulated twice.
+  // Fast mode: coarse requests for contiguous runs (SmParams::fast_chunk_bytes), and long kernels
+  // sampled (their last waves simulated, the rest at the measured steady rate).
   bool fast = false;
   // Both modes. A segment runs from a moment the machine is idle (a kernel becomes ready with
   // nothing running, ready or about to be) to the next; a kernel that runs alone is a segment of
