@@ -186,6 +186,10 @@ int bench_memory(const Args& args) {
     j["bandwidth_GBps"] = r.bandwidth_GBps;
     j["peak_bandwidth_GBps"] = peak;
     j["fraction_of_peak"] = peak > 0 ? r.bandwidth_GBps / peak : 0;
+    if (!trace_mode) {
+      j["steady_bandwidth_GBps"] = r.steady_bandwidth_GBps;
+      j["steady_fraction_of_peak"] = peak > 0 ? r.steady_bandwidth_GBps / peak : 0;
+    }
     j["latency_ns"] = {{"mean", r.latency_mean_ns}, {"p50", r.latency_p50_ns}, {"p99", r.latency_p99_ns}};
     if (sm_clock_MHz > 0)
       j["latency_sm_cycles"] = {{"mean", r.latency_mean_ns * cyc_per_ns}, {"p50", r.latency_p50_ns * cyc_per_ns},
@@ -217,6 +221,9 @@ int bench_memory(const Args& args) {
   std::printf("\n");
   std::printf("  %-24s %14.1f GB/s  (%.1f %% of %.1f GB/s peak)\n", "bandwidth", r.bandwidth_GBps,
               peak > 0 ? 100 * r.bandwidth_GBps / peak : 0.0, peak);
+  if (!trace_mode && r.steady_bandwidth_GBps > 0)
+    std::printf("  %-24s %14.1f GB/s  (%.1f %%; completions 10 %% to 90 %%)\n", "bandwidth, steady",
+                r.steady_bandwidth_GBps, peak > 0 ? 100 * r.steady_bandwidth_GBps / peak : 0.0);
   const char* what = trace_mode ? "read latency" : "latency";
   auto lat_line = [&](const char* q, double ns) {
     const std::string label = std::string(what) + " " + q;

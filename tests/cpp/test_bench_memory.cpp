@@ -58,6 +58,9 @@ TEST(BenchMemory, ClosedLoopBandwidthFollowsLittlesLaw) {
   const auto r = run_memory_bench(m, s);
   // 64 requests of 128 B in flight for 250 ns each: 8192 B / 250 ns = 32.768 GB/s.
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps, 64 * 128 / 250.0);
+  // Completions come 64 at a time every 250 ns; the 640th ends wave 10 and the 5760th wave 90:
+  // (5760 - 640) x 128 B over 80 x 250 ns is Little's law again.
+  EXPECT_DOUBLE_EQ(r.steady_bandwidth_GBps, 64 * 128 / 250.0);
   EXPECT_EQ(r.requests, 6400u);
 }
 
@@ -105,7 +108,8 @@ TEST(BenchMemory, H200StreamBeatsRandomAndTheRowHitRateSaysWhy) {
 TEST(BenchMemory, CliJsonReportsEveryFigure) {
   const auto out = run_cli("--hardware " + hw("h200") + " --pattern stream --target sram --requests 20000 --requesters 8 --outstanding 8 --json");
   const auto j = nlohmann::json::parse(out.substr(out.find('{')));
-  for (const char* k : {"bandwidth_GBps", "peak_bandwidth_GBps", "fraction_of_peak", "latency_ns", "row_hit_rate",
+  for (const char* k : {"bandwidth_GBps", "peak_bandwidth_GBps", "fraction_of_peak", "steady_bandwidth_GBps",
+                        "steady_fraction_of_peak", "latency_ns", "row_hit_rate",
                         "sim_time_ns", "wall_s", "requests_per_wall_s", "config_hash", "stats"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["requests"], 20000);
