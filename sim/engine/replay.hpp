@@ -62,4 +62,10 @@ struct ReplayOutput {
 ReplayOutput replay(const model::SmParams& sm, const model::TensorCore& tc, model::MemoryDevice& memory,
                     const ReplayInput& in, const ReplayOptions& opt);
 
+// Fast mode: when a sampled kernel of `waves` waves ends. marks[i] is the time at which (i + 1)
+// waves' worth of its sampled CTAs had ended, all while the machine was full; at least two. The
+// least-squares line t = a + b x through the points (i + 1, marks[i]), its slope b floored at
+// `min_ps_per_wave` (the kernel's roofline), at x = waves.
+model::Tick extrapolate_sampled_end(const std::vector<model::Tick>& marks, double waves, double min_ps_per_wave);
+
 }  // namespace indexsim::sim

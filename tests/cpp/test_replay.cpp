@@ -364,3 +364,18 @@ TEST(Replay, FastModeMatchesGathersByTrafficNotByWhichRowsTheyPick) {
   EXPECT_EQ(out.kernels[1].simulated, "reused");
   EXPECT_EQ(out.kernels[2].simulated, "all");
 }
+
+TEST(Replay, SampledEndIsTheLeastSquaresLineThroughTheWaveMarksAtTheWholeGrid) {
+  using model::Tick;
+  // On a line t = 1000 + 400 x (ps, x in waves) the fit is exact: at 25 waves, 1000 + 400 x 25.
+  EXPECT_EQ(sim::extrapolate_sampled_end({1400, 1800, 2200, 2600}, 25.0, 0.0), Tick(11000));
+  // The slope never beats the roofline's time per wave: 500 ps per wave through the marks' mean
+  // (x = 2.5, t = 2000): 2000 + 500 x (25 - 2.5).
+  EXPECT_EQ(sim::extrapolate_sampled_end({1400, 1800, 2200, 2600}, 25.0, 500.0), Tick(13250));
+  // Eight marks on the same line, the last one a wave's time (400 ps) early, as when a burst of
+  // CTAs ends just before the sample's last dispatch. The slope between the end points is
+  // 2400 / 7 = 342.9 (-14 %); the fitted one is (400 x 42 - 400 x 3.5) / 42 = 366.7 (-8 %), through
+  // the mean (4.5, 2750): at 20 waves 2750 + 366.7 x 15.5 = 8433 against the line's 9000.
+  EXPECT_EQ(sim::extrapolate_sampled_end({1400, 1800, 2200, 2600, 3000, 3400, 3800, 3800}, 20.0, 0.0), Tick(8433));
+  EXPECT_THROW(sim::extrapolate_sampled_end({1400}, 25.0, 0.0), std::invalid_argument);
+}
