@@ -41,10 +41,9 @@ struct KernelState {
   // not is latency-bound: a chunk frees its window entries when its slowest line returns, which
   // slows a lone CTA's stream by ~20 %, so its requests stay line-sized.
   bool coarse = false;
-  // Sampled kernels: when each whole number of waves' worth of CTAs had ended, and how many of
-  // those marks had passed when the last sampled CTA started (the machine was full until then).
+  // Sampled kernels: when each whole number of waves' worth of CTAs had ended, while the machine
+  // was still full (before the last sampled CTA started).
   std::vector<Tick> wave_done;
-  size_t full_marks = 0;
   int per_sm = 0;
   uint64_t wave = 0;              // CTAs of one full wave: sm_count x per_sm
   uint64_t bytes_read = 0, bytes_written = 0;
@@ -218,7 +217,6 @@ void Engine::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   Slot& sl = s.slots[slot];
   // A sampled kernel simulates its last CTAs, after warming with the ones before (kernel_ready).
   const uint64_t cta = k.rec->cta_count() - k.ctas_simulated + k.next_cta++;
-  if (k.next_cta == k.ctas_simulated) k.full_marks = k.wave_done.size();
   sl.used = true;
   sl.kernel = kernel;
   sl.cta = cta;
@@ -346,9 +344,8 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
       // kernel 5.1 % above its detailed run; the fitted line, 1.0 %. No rate beats the kernel's
       // roofline. Without two such marks, at the sampled average.
       Tick end;
-      if (k.full_marks >= 2) {
+      if (k.wave_done.size() >= 2) {
         const double roofline_per_wave = k.roofline_ns() * 1e3 / double(r.cta_count()) * double(k.wave);  // ps
-        k.wave_done.resize(k.full_marks);
         end = std::max(now, extrapolate_sampled_end(k.wave_done, double(r.cta_count()) / double(k.wave),
                                                     roofline_per_wave));
       } else {
@@ -357,7 +354,8 @@ void Engine::end_cta(uint32_t sm, uint32_t slot, Tick now) {
       push(end, Ev::kernel_end, sl.kernel);
     }
   }
-  if (k.ctas_done % k.wave == 0 && k.ctas_simulated < r.cta_count()) k.wave_done.push_back(now);
+  if (k.ctas_done % k.wave == 0 && k.ctas_simulated < r.cta_count() && k.next_cta < k.ctas_simulated)
+    k.wave_done.push_back(now);
   if (opt_.progress && (ctas_done_ & 0xFFF) == 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
 }
 
