@@ -19,10 +19,7 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
   groups_.resize(p.groups_per_pc());
   group_of_.resize(p.banks_per_pc());
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_[b] = static_cast<uint8_t>(b / p.banks_per_group);
-  group_mask_.assign(p.groups_per_pc(), 0);
-  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_mask_[group_of_[b]] |= uint64_t(1) << b;
-  oldest_[0].assign(p.groups_per_pc(), 0);
-  oldest_[1].assign(p.groups_per_pc(), 0);
+  for (uint32_t b = 0; b < p.banks_per_pc(); ++b) groups_[group_of_[b]].banks |= uint64_t(1) << b;
   // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
   // refresh never stalls the whole device at once.
   const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
@@ -49,13 +46,13 @@ void Controller::find_hit(int w, uint32_t bank, size_t from) {
 }
 
 void Controller::hit_changed(int w, uint32_t bank) {
-  const uint32_t g = group_of_[bank];
+  Group& g = groups_[group_of_[bank]];
   uint64_t oldest_seq = ~uint64_t(0);
-  for (uint64_t m = hit_mask_[w] & group_mask_[g]; m != 0; m &= m - 1) {
+  for (uint64_t m = hit_mask_[w] & g.banks; m != 0; m &= m - 1) {
     const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
     if (banks_[b].hit_seq[w] < oldest_seq) {
       oldest_seq = banks_[b].hit_seq[w];
-      oldest_[w][g] = static_cast<uint8_t>(b);
+      g.oldest[w] = static_cast<uint8_t>(b);
     }
   }
 }
@@ -173,14 +170,15 @@ void Controller::replan() {
     col_seq = better ? seq : col_seq;
     col_bank = better ? b : col_bank;
   };
-  const uint64_t hits = queued & hit_mask_[w];
-  for (uint32_t g = 0; hits != 0 && g < groups_.size(); ++g) {
+  // Only the groups that hold a hit are visited: a stream keeps hits in two or three of them.
+  for (uint64_t rest = queued & hit_mask_[w]; rest != 0;) {
     // FR-FCFS column bus: the row hit that can go first, ties to the oldest. In a group every bank
     // is ready by `ready` but for its own tRCD; the group's oldest hit wins unless that runs on.
-    const uint64_t in_group = hits & group_mask_[g];
-    if (in_group == 0) continue;
-    const Cycle ready = std::max(col_pc, groups_[g].col_ready[w]);
-    const uint32_t o = oldest_[w][g];
+    const Group& g = groups_[group_of_[__builtin_ctzll(rest)]];
+    const uint64_t in_group = rest & g.banks;
+    rest &= ~g.banks;
+    const Cycle ready = std::max(col_pc, g.col_ready[w]);
+    const uint32_t o = g.oldest[w];
     if ((in_group >> o & 1) && banks_[o].col_ready <= ready) {
       take_col(ready, banks_[o].hit_seq[w], o);
       continue;
@@ -341,7 +339,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
       issue(w == 0 ? Cmd::kRd : Cmd::kWr, t, pl.bank, e.row);
       if (--e.bursts_left == 0) {
         if (w == 0) done.push_back({t + T.tCL + T.burst, e.parent});
-        q.erase(q.begin() + std::ptrdiff_t(index));
+        q.erase(index);
         find_hit(w, pl.bank, index);  // the erased entry was the oldest hit
         if (!q.empty()) b.head_seq[w] = q.front().seq;
         if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);

@@ -156,6 +156,12 @@ void DramDevice::advance(Tick now, std::vector<MemCompletion>& done) {
   process_until(now, /*inclusive=*/true);
   for (const MemCompletion& c : posted_) done.push_back(c);
   posted_.clear();
+  // The parents completing now were last touched when they were enqueued, thousands of requests
+  // ago: ask for all their lines at once rather than one miss after another.
+  for (const ChunkDone& d : finished_) {
+    if (d.data_end * period_ps_ + controller_latency_ps_ > now) break;
+    __builtin_prefetch(&parents_[d.parent]);
+  }
   while (!finished_.empty()) {
     const Tick t = finished_.front().data_end * period_ps_ + controller_latency_ps_;
     if (t > now) break;

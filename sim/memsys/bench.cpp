@@ -115,6 +115,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   const auto wall0 = std::chrono::steady_clock::now();
   Tick now = s.start_ps, last = s.start_ps;
   uint64_t issued = 0, completed = 0;
+  uint64_t unit = 0;   // issued % units: the stream's next unit, kept without a division per request
   const uint64_t lo = s.requests / 10, hi = s.requests - s.requests / 10;
   Tick t_lo = 0, t_hi = 0;
   bool have_pending = false;
@@ -128,9 +129,9 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
         req.source = slot % s.requesters;
         req.write = false;
         switch (s.pattern) {
-          case BenchPattern::Stream: req.addr = (issued % units) * s.bytes; break;
+          case BenchPattern::Stream: req.addr = unit * s.bytes; break;
           case BenchPattern::Mix:
-            req.addr = (issued % units) * s.bytes;
+            req.addr = unit * s.bytes;
             req.write = static_cast<double>(next_rand() >> 11) * 0x1.0p-53 < s.write_fraction;
             break;
           case BenchPattern::Random:
@@ -144,6 +145,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
       issued_at[ready.front()] = now;
       ready.pop_front();
       ++issued;
+      if (++unit == units) unit = 0;
     }
     const Tick t = have_pending ? dev.next_retry() : dev.next_event();
     if (t == kNever) throw std::logic_error("device idle while " + std::to_string(issued - completed) + " requests are outstanding");
