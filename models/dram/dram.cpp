@@ -64,7 +64,9 @@ void DramDevice::process_until(Tick now, bool inclusive) {
   // pseudo-channel) gives the order a command-by-command walk over all of them would have given.
   // Every read of this batch ends after every read of earlier batches (constant read latency).
   if (batch_.empty()) return;
-  std::sort(batch_.begin(), batch_.end(), [](const Done& a, const Done& b) { return a.key < b.key; });
+  // Usually sorted already: the controllers are visited in order and most issue at the same clock.
+  auto by_key = [](const Done& a, const Done& b) { return a.key < b.key; };
+  if (!std::is_sorted(batch_.begin(), batch_.end(), by_key)) std::sort(batch_.begin(), batch_.end(), by_key);
   for (const Done& d : batch_) finished_.push_back({d.key >> kPcBits, d.parent});
 }
 
@@ -93,8 +95,12 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
   pieces_.clear();
   const uint64_t block = map_.interleave_bytes(), burst = p_.burst_bytes();
   for (uint64_t a = req.addr, end = req.addr + req.bytes; a < end;) {
-    const uint64_t e = std::min(end, (a / block + 1) * block);
-    const DramAddress d = map_.decode(a);
+    const uint64_t b = a / block, e = std::min(end, (b + 1) * block);
+    if (b != last_block_) {   // a stream asks for one block several times in a row
+      last_block_ = b;
+      last_ = map_.decode(a);
+    }
+    const DramAddress& d = last_;
     const auto bursts = static_cast<uint32_t>((e - 1) / burst - a / burst + 1);
     pieces_.push_back({d.pc, Chunk{kNoParent, d.bank, d.row, bursts, req.write}});
     a = e;

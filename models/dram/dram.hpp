@@ -87,6 +87,9 @@ class DramDevice : public MemoryDevice {
   struct Piece { uint32_t pc; Chunk chunk; };
   std::vector<Piece> pieces_;
   std::vector<uint32_t> need_;            // chunks per pseudo-channel of the request being split
+  // The last interleave block decoded: every byte of a block shares its pseudo-channel, bank and row.
+  uint64_t last_block_ = ~uint64_t(0);
+  DramAddress last_;
 
   // Statistics.
   uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, rejected_ = 0;
