@@ -80,8 +80,9 @@ bool CxlExpander::try_enqueue(const MemRequest& req, Tick now) {
 }
 
 void CxlExpander::advance(Tick now, std::vector<MemCompletion>& done) {
+  DownstreamClock below(dram_);
   for (;;) {
-    const Tick td = dram_.next_event(), te = events_.top_time();
+    const Tick td = below.next_event(), te = events_.top_time();
     const Tick t = std::min(td, te);
     if (t == kNever || t > now) break;
     if (td <= te) {

@@ -78,8 +78,9 @@ Tick Crossbar::through_memory_ports(const Flight& f, Tick t, std::vector<Tick>& 
 }
 
 void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
+  DownstreamClock below(down_);
   for (;;) {
-    const Tick td = down_.next_event(), te = events_.top_time();
+    const Tick td = below.next_event(), te = events_.top_time();
     const Tick t = std::min(td, te);
     if (t == kNever || t > now) break;
     if (td <= te) {

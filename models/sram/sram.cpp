@@ -114,8 +114,9 @@ bool NpuSram::try_enqueue(const MemRequest& req, Tick now) {
 }
 
 void NpuSram::advance(Tick now, std::vector<MemCompletion>& done) {
+  DownstreamClock below(down_);
   for (;;) {
-    const Tick td = down_.next_event(), te = events_.top_time();
+    const Tick td = below.next_event(), te = events_.top_time();
     const Tick t = std::min(td, te);
     if (t == kNever || t > now) break;
     if (td <= te) {
