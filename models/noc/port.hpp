@@ -70,11 +70,10 @@ class Downstream {
   std::deque<MemRequest> blocked_;
 };
 
-// A min-heap of timed events; ties break by insertion order so that runs are deterministic. Keep
-// payloads small (an index into the unit's own table): every sift moves whole entries.
 // A downstream's next event as its owner's advance() loop sees it: re-read only after the owner
 // sent or advanced, the only things that change it while that loop runs. Asking every time walked the
-// whole tree below (routers, L2, DRAM, CXL) once per event: a fifth of a system run.
+// whole tree below (routers, L2, DRAM, CXL) once per event: a fifth of the instructions of
+// `bench memory --target system`.
 // Lives for one advance() call: outside it, another user of a shared device can move the answer.
 class DownstreamClock {
  public:
@@ -93,6 +92,8 @@ class DownstreamClock {
   Tick t_ = kNever;
 };
 
+// A min-heap of timed events; ties break by insertion order so that runs are deterministic. Keep
+// payloads small (an index into the unit's own table): every sift moves whole entries.
 template <class Payload>
 class EventHeap {
  public:

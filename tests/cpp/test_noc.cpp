@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "models/noc/crossbar.hpp"
+#include "models/noc/port.hpp"
+#include "tests/cpp/fake_memory.hpp"
 #include "tests/cpp/test_memsys_fixed.hpp"
 
 using indexsim::model::Crossbar;
@@ -68,4 +70,43 @@ TEST(Crossbar, WritesCarryTheirDataUpAndAHeaderBack) {
   ASSERT_TRUE(x.try_enqueue({1, 0, 64, true, 0}, 0));
   // 64 B up: 4 cycles per port; 16 B acknowledgement back: 1 cycle per port.
   EXPECT_EQ(done_of(drain(x), 1), (4 + 4 + 20) * T + D + (1 + 1 + 30) * T);
+}
+
+namespace model = indexsim::model;
+namespace {
+// A device that counts how often it is asked for its next event, so that the test sees the cache.
+class CountingMemory : public indexsim::test::FakeMemory {
+ public:
+  CountingMemory() : FakeMemory(/*bytes_per_ns=*/1.0, /*latency_ns=*/10.0) {}
+  model::Tick next_event() const override {
+    ++asked;
+    return FakeMemory::next_event();
+  }
+  mutable int asked = 0;
+};
+}  // namespace
+
+TEST(Downstream, ClockKeepsItsAnswerUntilTheOwnerSendsOrAdvances) {
+  auto dev = std::make_unique<CountingMemory>();
+  CountingMemory* raw = dev.get();
+  model::Downstream down;
+  down.reset(std::move(dev));
+  model::DownstreamClock below(down);
+  EXPECT_EQ(below.next_event(), model::kNever);  // idle: nothing pending
+  EXPECT_EQ(below.next_event(), model::kNever);
+  EXPECT_EQ(raw->asked, 1);  // the second answer came from the cache
+
+  // A 64 B read at t = 0 on a 1 B/ns bus with 10 ns latency completes at 64 + 10 ns.
+  model::MemRequest r;
+  r.id = 7;
+  r.bytes = 64;
+  down.send(r, 0);
+  EXPECT_EQ(below.next_event(), model::ns_to_ps(74.0));
+  EXPECT_EQ(raw->asked, 2);  // a send moves the answer: asked again
+
+  std::vector<model::MemCompletion> out;
+  down.advance(model::ns_to_ps(74.0), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(below.next_event(), model::kNever);
+  EXPECT_EQ(raw->asked, 3);  // and so does an advance
 }
