@@ -83,11 +83,14 @@ Tick L2Cache::hit_latency(uint32_t slice, uint32_t partition) const {
 bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   const uint64_t first = req.addr / p_.line_B;
   const uint64_t last = (req.addr + std::max<uint32_t>(req.bytes, 1) - 1) / p_.line_B;
-  // Admit all pieces or none: count what each slice would take.
-  for (uint64_t l = first; l <= last; ++l) {
+  // Admit all pieces or none: count what each slice would take. Each line's slice is hashed once:
+  // a 2 KiB request has 16 lines, and hashing inside the pairwise count was a twentieth of a run.
+  line_slices_.clear();
+  for (uint64_t l = first; l <= last; ++l) line_slices_.push_back(slice_of(l));
+  for (size_t i = 0; i < line_slices_.size(); ++i) {
     uint32_t extra = 0;
-    for (uint64_t m = first; m <= l; ++m) extra += slice_of(m) == slice_of(l);
-    if (slices_[slice_of(l)].queue.size() + extra > p_.queue_depth_per_slice) {
+    for (size_t j = 0; j <= i; ++j) extra += line_slices_[j] == line_slices_[i];
+    if (slices_[line_slices_[i]].queue.size() + extra > p_.queue_depth_per_slice) {
       ++refused_;
       return false;
     }
@@ -96,7 +99,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
     const uint32_t piece = take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.source % p_.partitions});
-    const uint32_t s = slice_of(l);
+    const uint32_t s = line_slices_[l - first];
     slices_[s].queue.push_back(piece);
     schedule(s, now);
   }

@@ -122,6 +122,7 @@ class L2Cache : public FrontDevice {
   std::vector<Parent> parents_;
   std::vector<uint32_t> free_parents_;
   std::vector<MemCompletion> buf_;
+  std::vector<uint32_t> line_slices_;   // try_enqueue: the slice of each line of the request
   uint64_t lru_clock_ = 0, wb_ids_ = 0;
   uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
   uint64_t writebacks_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
