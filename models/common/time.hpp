@@ -16,6 +16,21 @@ constexpr Tick kPsPerNs = 1000;
 inline Tick ns_to_ps(double ns) { return static_cast<Tick>(std::llround(ns * 1000.0)); }
 inline double ps_to_ns(Tick ps) { return static_cast<double>(ps) / 1000.0; }
 
+// The sustained-rate window of a closed-loop run of `requests`: from the completion at 10 % of them
+// to the one at 90 %, so that the fill at the start (every bank closed, queues filling) and the
+// drain at the end (the last unit to finish sets the makespan) do not count.
+struct SteadyWindow {
+  explicit SteadyWindow(uint64_t requests) : lo(requests / 10), hi(requests - requests / 10) {}
+  void on_completion(uint64_t completed, Tick t) {
+    if (completed == lo) t_lo = t;
+    if (completed == hi) t_hi = t;
+  }
+  uint64_t requests() const { return hi - lo; }
+  Tick span_ps() const { return t_hi > t_lo ? t_hi - t_lo : 0; }
+  uint64_t lo, hi;
+  Tick t_lo = 0, t_hi = 0;
+};
+
 class Clock {
  public:
   Clock() = default;

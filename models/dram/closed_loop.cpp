@@ -51,8 +51,7 @@ ClosedLoopResult run_closed_loop(MemoryDevice& dev, const ClosedLoopSpec& spec) 
   // A refused request waits aside while later ones proceed, as a GPU's L2 keeps sending to other
   // channels while one channel's queue is full: no head-of-line blocking across channels.
   std::vector<MemRequest> parked, still;
-  const uint64_t lo = spec.requests / 10, hi = spec.requests - spec.requests / 10;
-  Tick t_lo = 0, t_hi = 0;
+  SteadyWindow steady(spec.requests);
   while (completed < spec.requests) {
     if (!parked.empty()) {
       still.clear();
@@ -72,16 +71,15 @@ ClosedLoopResult run_closed_loop(MemoryDevice& dev, const ClosedLoopSpec& spec) 
     for (const MemCompletion& c : done) {
       --in_flight;
       ++completed;
-      if (completed == lo) t_lo = c.done;
-      if (completed == hi) t_hi = c.done;
+      steady.on_completion(completed, c.done);
     }
     done.clear();
   }
   r.requests = completed;
   r.bytes = completed * spec.bytes;
   r.elapsed_ps = now;
-  r.steady_bytes = (hi - lo) * spec.bytes;
-  r.steady_ps = t_hi > t_lo ? t_hi - t_lo : 0;
+  r.steady_bytes = steady.requests() * spec.bytes;
+  r.steady_ps = steady.span_ps();
   return r;
 }
 

@@ -30,9 +30,7 @@ struct ClosedLoopResult {
   uint64_t requests = 0;
   uint64_t bytes = 0;
   Tick elapsed_ps = 0;
-  // Sustained rate: bytes completed between the 10th and the 90th percentile of completions, over
-  // the time between them, so that the fill at the start and the drain at the end (where one
-  // pseudo-channel caught in refresh decides the makespan) do not count.
+  // Sustained rate: bytes completed over the model::SteadyWindow (completions 10 % to 90 %).
   uint64_t steady_bytes = 0;
   Tick steady_ps = 0;
   double bandwidth_GBps() const { return elapsed_ps ? double(bytes) / double(elapsed_ps) * 1000.0 : 0.0; }

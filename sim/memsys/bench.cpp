@@ -116,8 +116,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   Tick now = s.start_ps, last = s.start_ps;
   uint64_t issued = 0, completed = 0;
   uint64_t unit = 0;   // issued % units: the stream's next unit, kept without a division per request
-  const uint64_t lo = s.requests / 10, hi = s.requests - s.requests / 10;
-  Tick t_lo = 0, t_hi = 0;
+  model::SteadyWindow steady(s.requests);
   bool have_pending = false;
   model::MemRequest req;
   while (completed < s.requests) {
@@ -157,14 +156,14 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
       ready.push_back(slot);
       last = std::max(last, c.done);
       ++completed;
-      if (completed == lo) t_lo = c.done;
-      if (completed == hi) t_hi = c.done;
+      steady.on_completion(completed, c.done);
     }
     done.clear();
   }
   r.bytes = completed * s.bytes;
-  if (lo > 0 && t_hi > t_lo)
-    r.steady_bandwidth_GBps = static_cast<double>((hi - lo) * s.bytes) / (static_cast<double>(t_hi - t_lo) / 1000.0);
+  if (steady.lo > 0 && steady.span_ps() > 0)
+    r.steady_bandwidth_GBps =
+        static_cast<double>(steady.requests() * s.bytes) / (static_cast<double>(steady.span_ps()) / 1000.0);
   finish(r, dev, s.start_ps, last, completed, lat, wall0);
   return r;
 }

@@ -43,9 +43,8 @@ struct BenchResult {
   model::Tick end_ps = 0;        // time of the last completion
   double wall_s = 0;
   double bandwidth_GBps = 0;
-  // Synthetic patterns: bytes completed between the completions at 10 % and 90 % of the requests,
-  // over that span. The first wave (every bank closed, queues filling) and the drain (the last
-  // pseudo-channel to finish sets the end) weigh on bandwidth_GBps in a short run; not on this.
+  // Synthetic patterns: bytes completed over the model::SteadyWindow (completions 10 % to 90 %);
+  // the fill and the drain weigh on bandwidth_GBps in a short run, not on this.
   double steady_bandwidth_GBps = 0;
   double latency_mean_ns = 0, latency_p50_ns = 0, latency_p99_ns = 0;
   model::StatSink stats;         // the device's report after the run
