@@ -5,7 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/core/version.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/functional/accuracy.hpp"

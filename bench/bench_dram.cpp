@@ -10,7 +10,7 @@
 
 #include "models/dram/closed_loop.hpp"
 #include "models/dram/dram.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 
 #include "models/common/stats.hpp"
 #include "models/common/time.hpp"
-#include "sim/config/params.hpp"
-#include "sim/config/registry.hpp"
+#include "models/common/params.hpp"
+#include "models/common/registry.hpp"
 
 namespace indexsim::model {
 

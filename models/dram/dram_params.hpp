@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 namespace indexsim::model::dram {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/common/time.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::model {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "models/common/time.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::model {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/dram/dram_params.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/memsys/bench.hpp"
 #include "sim/memsys/memory_system.hpp"

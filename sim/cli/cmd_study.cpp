@@ -10,7 +10,7 @@
 #include "kernels/cpu/reference.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/functional/accuracy.hpp"

@@ -10,7 +10,7 @@
 
 #include "models/dram/dram_params.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
 #include "sim/memsys/memory_system.hpp"

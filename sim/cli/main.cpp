@@ -6,7 +6,7 @@
 #include <systemc>
 
 #include "sim/cli/command.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 namespace indexsim::cli {
 

@@ -6,7 +6,7 @@
 
 #include "models/sm/sm.hpp"
 #include "models/tensorcore/tensor_core.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
 #include "sim/engine/replay.hpp"

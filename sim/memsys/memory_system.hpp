@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "models/common/memory_device.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 namespace indexsim::sim {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 namespace indexsim::sim::memtrace {
 

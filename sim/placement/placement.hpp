@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::sim {

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/core/version.hpp"
 #include "sim/store/store.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 namespace indexsim::sim::sweep {
 

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/params.hpp"
-#include "sim/config/registry.hpp"
+#include "models/common/params.hpp"
+#include "models/common/registry.hpp"
 #include "sim/placement/placement.hpp"
 #include "sim/workload/workload.hpp"
 #include "traces/generators/model_shape.hpp"

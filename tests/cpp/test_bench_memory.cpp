@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/memsys/bench.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "tests/cpp/test_memsys_fixed.hpp"

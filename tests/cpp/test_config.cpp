@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 using indexsim::config::ConfigError;
 using indexsim::config::Document;

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "models/dram/dram.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 namespace indexsim::test {
 

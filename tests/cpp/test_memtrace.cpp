@@ -12,7 +12,7 @@
 
 #include "models/dram/address_map.hpp"
 #include "models/dram/dram_params.hpp"
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/memsys/bench.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "sim/memtrace/export.hpp"

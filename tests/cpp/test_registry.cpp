@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "models/common/memory_device.hpp"
-#include "sim/config/registry.hpp"
+#include "models/common/registry.hpp"
 #include "sim/techniques/technique.hpp"
 
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 // Sweep specs: axes, ranges, constraints, the runs they expand to, and the errors that name the path.
 #include <gtest/gtest.h>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "sim/sweep/runner.hpp"
 #include "sim/sweep/spec.hpp"
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::trace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/config/registry.hpp"
+#include "models/common/registry.hpp"
 
 #include <cstring>
 

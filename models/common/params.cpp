@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/config/params.hpp"
+#include "models/common/params.hpp"
 
 #include <algorithm>
 #include <cmath>
