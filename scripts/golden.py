@@ -97,16 +97,24 @@ def run_sweep():
         if out.returncode != 0:
             raise RuntimeError(f"sweep-smoke: indexsim exited {out.returncode}: {out.stderr.strip()[-2000:]}")
         con = sqlite3.connect(db)
+        con.row_factory = sqlite3.Row
+        # Rows keyed by what the run is (hardware and context), not by its hash, so that a change
+        # of key shows once, in `runs`, and the other tables keep their order.
+        label = {r["key"]: f"{r['hardware']}@{json.loads(r['config'])['step']['context']}"
+                 for r in con.execute("SELECT key, hardware, config FROM runs")}
         rows = {}
-        for table, order in (("runs", "key"), ("metrics", "run, name"), ("components", "run, unit, statistic"),
-                             ("kernels", "run, id")):
-            cur = con.execute(f"SELECT * FROM {table} ORDER BY {order}")
-            cols = [c[0] for c in cur.description]
-            rows[table] = [scrub(dict(zip(cols, r))) for r in cur.fetchall()]
+        for table, order in (("runs", "key"), ("metrics", "name"), ("components", "unit, statistic"), ("kernels", "id")):
+            got = []
+            for r in con.execute(f"SELECT * FROM {table} ORDER BY {order}"):
+                d = scrub(dict(r))
+                run = d.pop("key" if table == "runs" else "run")
+                d["run"] = label[run]
+                if table == "runs":
+                    d["key"] = run
+                    d["config"] = json.loads(d["config"])
+                got.append(d)
+            rows[table] = sorted(got, key=lambda d: d["run"])  # stable: keeps `order` within a run
         con.close()
-        for r in rows["runs"]:
-            if isinstance(r.get("config"), str):
-                r["config"] = json.loads(r["config"])
         return rows
 
 
