@@ -4,12 +4,13 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "models/common/processor.hpp"
 #include "models/sm/sm.hpp"
-#include "models/tensorcore/tensor_core.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
 #include "sim/engine/replay.hpp"
+#include "sim/engine/roofline.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "sim/placement/placement.hpp"
 #include "sim/techniques/techniques.hpp"
@@ -34,9 +35,9 @@ namespace {
 struct Loaded {
   std::shared_ptr<Document> hw, wl, tech;
   model::SmParams sm;
-  model::TensorCoreParams tc;
   std::vector<RegionInfo> regions;
   std::unique_ptr<model::MemoryDevice> memory;
+  std::unique_ptr<model::Processor> processor;
   PlacementPolicy placement;
   TechniquePipeline techniques;
   trace::ModelShape shape;
@@ -85,15 +86,18 @@ Loaded load(const RunSpec& spec, bool build_memory) {
   hw.note("description");
   auto gpu = hw.child("gpu");
   L.sm = model::SmParams::load(gpu);
-  L.tc = model::TensorCoreParams::load(gpu);
   // The whole system is built even when only resolving: building reads (and validates) every key.
   auto system = make_target(hw, "system");
+  auto processor = model::make_processor(gpu, *system);
   for (const auto& r : read_regions(hw)) {
     const model::MemoryDevice* dev = find_part(*system, r.name);
     if (!dev) throw std::logic_error("memory system has no part for region '" + r.name + "'");
     L.regions.push_back({r.name, region_base(hw, r.name), dev->capacity_bytes(), dev->peak_bandwidth_GBps()});
   }
-  if (build_memory) L.memory = std::move(system);
+  if (build_memory) {
+    L.memory = std::move(system);
+    L.processor = std::move(processor);
+  }
   L.hw->check_unused();
 
   L.tech = load_doc("techniques", spec.techniques, spec, "techniques");
@@ -135,19 +139,6 @@ Loaded load(const RunSpec& spec, bool build_memory) {
     L.config["techniques"]["placement"]["npu_cache_policy"] = L.placement.npu_cache_policy;
   }
   return L;
-}
-
-// Lower bound of the step: the longest dependence chain with every kernel at its roofline.
-double critical_path_roofline(const std::vector<trace::KernelRecord>& ks, const std::vector<KernelResult>& res) {
-  std::map<uint32_t, double> lb;
-  double best = 0;
-  for (size_t i = 0; i < ks.size(); ++i) {
-    double start = 0;
-    for (uint32_t d : ks[i].deps) start = std::max(start, lb[d]);
-    lb[ks[i].id] = start + res[i].roofline_ns;
-    best = std::max(best, lb[ks[i].id]);
-  }
-  return best;
 }
 
 }  // namespace
@@ -201,7 +192,7 @@ RunResult simulate(const RunSpec& spec) {
   opt.reuse = spec.reuse;
   opt.timeline_path = spec.timeline;
   opt.progress = spec.progress;
-  ReplayOutput out = replay(L.sm, model::TensorCore(L.tc), *L.memory, in, opt);
+  ReplayOutput out = replay(*L.processor, in, opt);
 
   R.step_ns = out.step_ns;
   R.kernels = std::move(out.kernels);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "models/common/memory_device.hpp"
+#include "models/common/processor.hpp"
 #include "models/common/registry.hpp"
 #include "sim/techniques/technique.hpp"
 
@@ -57,6 +58,15 @@ TEST(Registry, EveryTechniqueFileIsRegistered) {
     EXPECT_TRUE(registered.count(f)) << f << " implements a technique but registers none";
   for (const char* name : {"quantize", "dim_prune", "index_pool", "index_share"})
     EXPECT_TRUE(indexsim::sim::TechniqueRegistry::instance().has(name)) << name;
+}
+
+TEST(Registry, EveryProcessorModelFileIsRegistered) {
+  std::set<std::string> registered;
+  for (const auto& r : indexsim::config::all_registrations()) registered.insert(r.file);
+  const auto files = implementing("models", {"Processor"});
+  ASSERT_FALSE(files.empty());
+  for (const auto& f : files) EXPECT_TRUE(registered.count(f)) << f << " implements a processor but registers none";
+  EXPECT_TRUE(indexsim::model::ProcessorRegistry::instance().has("sm_array"));
 }
 
 TEST(Registry, ConfigsPickMemoryDevicesByName) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include "models/sm/sm_array.hpp"
 #include "sim/engine/replay.hpp"
+#include "sim/engine/sampling.hpp"
 #include "tests/cpp/fake_memory.hpp"
 
 using namespace indexsim;
@@ -74,7 +76,7 @@ AccessRecord stream_read(uint32_t kernel, uint32_t ctas, uint64_t bytes_per_cta)
 
 sim::ReplayOutput run(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
                       model::MemoryDevice& mem, bool fast = false) {
-  model::TensorCore tc(rig.tcp);
+  model::SmArray proc(rig.sm, rig.tcp, mem);
   sim::ReplayInput in;
   in.kernels = &ks;
   in.accesses = &as;
@@ -83,7 +85,7 @@ sim::ReplayOutput run(const Rig& rig, std::vector<KernelRecord> ks, std::vector<
   in.tensor_region = {"hbm"};
   sim::ReplayOptions opt;
   opt.fast = fast;
-  return sim::replay(rig.sm, tc, mem, in, opt);
+  return sim::replay(proc, in, opt);
 }
 
 }  // namespace
@@ -221,7 +223,7 @@ namespace {
 
 sim::ReplayOutput run_fast(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
                            model::MemoryDevice& mem, bool reuse, bool fast = true) {
-  model::TensorCore tc(rig.tcp);
+  model::SmArray proc(rig.sm, rig.tcp, mem);
   sim::ReplayInput in;
   in.kernels = &ks;
   in.accesses = &as;
@@ -231,7 +233,7 @@ sim::ReplayOutput run_fast(const Rig& rig, std::vector<KernelRecord> ks, std::ve
   sim::ReplayOptions opt;
   opt.fast = fast;
   opt.reuse = reuse;
-  return sim::replay(rig.sm, tc, mem, in, opt);
+  return sim::replay(proc, in, opt);
 }
 
 AccessRecord on_tensor(AccessRecord a, uint32_t tensor) {
@@ -295,7 +297,7 @@ TEST(Replay, ASegmentOfOverlappingKernelsThatRepeatsAnEarlierOneIsReusedWhole) {
     as.push_back(on_tensor(stream_read(bk, 4, 16384), 8 + l));
   }
   auto run_layers = [&](model::MemoryDevice& mem, bool reuse) {
-    model::TensorCore tc(rig.tcp);
+    model::SmArray proc(rig.sm, rig.tcp, mem);
     sim::ReplayInput in;
     in.kernels = &ks;
     in.accesses = &as;
@@ -306,7 +308,7 @@ TEST(Replay, ASegmentOfOverlappingKernelsThatRepeatsAnEarlierOneIsReusedWhole) {
     }
     sim::ReplayOptions opt;
     opt.reuse = reuse;
-    return sim::replay(rig.sm, tc, mem, in, opt);
+    return sim::replay(proc, in, opt);
   };
   test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
   const auto reused = run_layers(m1, true), simulated = run_layers(m2, false);

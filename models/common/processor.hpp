@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The timing-core interface of a processor (the GPU's SM array, an NPU): what executes the CTAs of
+// kernels, as MemoryDevice is what serves their requests.
+//
+// The replay engine hands a processor the CTAs of each kernel that became ready, asks when its next
+// event is due, advances it to that time and collects the CTAs that ended. What happens inside (how
+// CTAs are placed, how their requests reach memory, how compute overlaps loads) is the processor's;
+// the engine never knows which processor it drives. Plain C++, event-driven, no idle ticks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/memory_device.hpp"
+#include "models/common/params.hpp"
+#include "models/common/registry.hpp"
+#include "models/common/time.hpp"
+#include "traces/records.hpp"
+
+namespace indexsim::model {
+
+// A kernel's work for a processor: CTAs [first_cta, first_cta + ctas) of its grid. The fast mode
+// hands over the last waves only; the earlier CTAs go through warm().
+struct KernelWork {
+  uint32_t kernel = 0;  // the engine's handle, echoed in CtaEnd; kernels are served in handle order
+  const trace::KernelRecord* rec = nullptr;
+  const std::vector<const trace::AccessRecord*>* accesses = nullptr;
+  const std::vector<uint64_t>* tensor_base = nullptr;  // physical base address of each tensor id
+  uint64_t first_cta = 0, ctas = 0;
+  // Contiguous runs as the processor's coarse requests (fast mode) instead of line requests.
+  bool coarse = false;
+};
+
+// One CTA that ended, with the traffic it made.
+struct CtaEnd {
+  uint32_t kernel = 0;
+  uint32_t unit = 0;           // the compute unit (SM, core) it ran on
+  Tick start = 0, end = 0;
+  uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
+  // Every CTA of its KernelWork had started when it ended (the machine no longer full of it).
+  bool all_started = false;
+};
+
+// Time the units were occupied, summed over units: the basis of utilisation figures.
+struct ProcessorActivity {
+  Tick resident_ps = 0;   // with at least one CTA resident
+  Tick compute_ps = 0;    // matrix / vector pipe busy
+};
+
+class Processor {
+ public:
+  virtual ~Processor() = default;
+
+  // Units that run CTAs side by side (SMs, cores), and what one is called in reports.
+  virtual uint32_t units() const = 0;
+  virtual std::string unit_name() const = 0;
+  // CTAs of `k` that one unit holds at once; 0 when one CTA does not fit (the launch would fail),
+  // and then occupancy_limiter() says which resource.
+  virtual int ctas_per_unit(const trace::KernelRecord& k) const = 0;
+  virtual std::string occupancy_limiter(const trace::KernelRecord& k) const = 0;
+  // Peak rate of the whole processor at one precision, FLOP/s: the compute roofline.
+  virtual double peak_flops(trace::Precision p) const = 0;
+  // Gap between a kernel's dependences resolving and its first CTA starting.
+  virtual Tick kernel_launch_ps() const = 0;
+  // The line its requests are counted in (for summaries of a gather's locality).
+  virtual uint32_t line_bytes() const = 0;
+  // Fast mode: a kernel of more full waves than this is sampled (sim/engine/sampling.hpp); how many
+  // waves reach the steady state depends on the processor, so its section says.
+  virtual uint32_t sample_waves() const = 0;
+
+  // Queues a ready kernel's CTAs; they start at the processor's next event (no later than `now`).
+  virtual void launch(const KernelWork& w, Tick now) = 0;
+  // The earliest time at which something may happen: a CTA ending, a request completing, queued
+  // work starting. kNever when idle.
+  virtual Tick next_event() const = 0;
+  // Processes everything due at or before `now`; appends the CTAs that ended.
+  virtual void advance(Tick now, std::vector<CtaEnd>& ended) = 0;
+  // Functional warming: the memory state the CTAs of `w` would leave, with no timing or statistics.
+  virtual void warm(const KernelWork& w) = 0;
+  virtual ProcessorActivity activity() const = 0;
+};
+
+// Processors are built from their hardware section (`impl:` picks the entry) over the memory
+// system their requests go to.
+using ProcessorRegistry = config::Registry<Processor, const config::Node&, MemoryDevice&>;
+
+// Builds the processor named by node's `impl` key; unknown names are a ConfigError naming the choices.
+std::unique_ptr<Processor> make_processor(const config::Node& node, MemoryDevice& memory);
+
+}  // namespace indexsim::model

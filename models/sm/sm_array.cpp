@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/sm/sm_array.hpp"
+
+#include <algorithm>
+
+namespace indexsim::model {
+
+using trace::AccessRecord;
+using trace::KernelRecord;
+
+namespace {
+
+// A request's id carries where its completion goes: the slot, the SM and its line count.
+constexpr uint32_t kSlotBits = 8;   // CTA slot inside an SM (max_ctas_per_sm <= 255)
+constexpr uint32_t kSmBits = 12;    // SM index (sm_count <= 4096)
+constexpr uint32_t kLineBits = 6;   // lines of a request, less one
+static_assert(kMaxRequestLines <= (1u << kLineBits), "a request's line count must fit its tag");
+constexpr uint32_t kIdTagBits = kSlotBits + kSmBits + kLineBits;
+
+}  // namespace
+
+SmArray::SmArray(const SmParams& sm, const TensorCoreParams& tc, MemoryDevice& memory)
+    : p_(sm), tc_(tc), mem_(memory), sms_(size_t(sm.sm_count)) {
+  for (auto& s : sms_) s.slots.resize(size_t(p_.max_ctas_per_sm));
+}
+
+AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const {
+  return AccessCursor(w.accesses, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
+                      w.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
+}
+
+void SmArray::launch(const KernelWork& w, Tick now) {
+  if (w.kernel >= kernels_.size()) kernels_.resize(size_t(w.kernel) + 1);
+  Kernel& k = kernels_[w.kernel];
+  k = Kernel{};
+  k.work = w;
+  const KernelRecord& r = *w.rec;
+  std::array<double, trace::kPrecisionCount> per_cta{};
+  const double n = double(std::max<uint64_t>(1, r.cta_count()));
+  for (int p = 0; p < trace::kPrecisionCount; ++p) per_cta[p] = r.flops[p] / n;
+  k.cta_compute = tc_.compute_ps(per_cta);
+  // A multi-stage pipeline holds smem / stages bytes a stage; the math on the last stage's data is
+  // that share of the CTA's math (a 6 MiB GEMM panel through 48 KiB stages leaves 1/128 of it).
+  // Kernels without shared memory stream through registers: a stage is 1/stages of the CTA.
+  double read_per_cta = 0;
+  for (const AccessRecord* a : *w.accesses)
+    if (!a->write) read_per_cta += double(a->total_bytes());
+  read_per_cta /= n;
+  const double stage_bytes = double(r.smem_bytes) / p_.pipeline_stages;
+  const double tail = r.smem_bytes > 0 && read_per_cta > 0 ? std::min(1.0, stage_bytes / read_per_cta)
+                                                           : 1.0 / p_.pipeline_stages;
+  k.cta_tail = Tick(double(k.cta_compute) * tail);
+  // Launch order among ready kernels: by handle (the order the host enqueued them).
+  ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), w.kernel), w.kernel);
+  dispatch_pending_ = true;
+  dispatch_at_ = now;
+}
+
+Tick SmArray::next_event() const {
+  Tick t = ends_.empty() ? kNever : ends_.top().t;
+  // SMs refused by a full queue retry at the memory system's next chance to take them.
+  t = std::min(t, stalled_.empty() ? mem_.next_event() : mem_.next_retry());
+  if (dispatch_pending_ && !ready_.empty()) t = std::min(t, dispatch_at_);
+  return t;
+}
+
+void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
+  // Work queued or slots freed at the last event start first, then the memory system answers, then
+  // the CTAs due end (their slots fill at the next call, at this same time).
+  if (dispatch_pending_) {
+    dispatch_pending_ = false;
+    if (!ready_.empty()) dispatch(now);
+  }
+  const Tick tm = stalled_.empty() ? mem_.next_event() : mem_.next_retry();
+  if (tm <= now) {
+    done_.clear();
+    mem_.advance(now, done_);
+    for (const auto& c : done_) {
+      const uint32_t slot = uint32_t(c.id & ((1u << kSlotBits) - 1));
+      const uint32_t sm = uint32_t((c.id >> kSlotBits) & ((1u << kSmBits) - 1));
+      Sm& s = sms_[sm];
+      Slot& sl = s.slots[slot];
+      --sl.outstanding;
+      s.lines_in_flight -= uint32_t((c.id >> (kSlotBits + kSmBits)) & ((1u << kLineBits) - 1)) + 1;
+      if (sl.outstanding == 0 && sl.cursor.done() && !sl.mem_done) finish_memory(sm, slot, std::max(now, c.done));
+      issue(sm, now);
+    }
+    // SMs refused by a full queue try again now that something drained.
+    if (!stalled_.empty()) {
+      auto stalled = std::move(stalled_);
+      stalled_.clear();
+      for (uint32_t sm : stalled) {
+        sms_[sm].stalled = false;
+        issue(sm, now);
+      }
+    }
+  }
+  while (!ends_.empty() && ends_.top().t <= now) {
+    const End e = ends_.top();
+    ends_.pop();
+    ended.push_back(end_cta(e.sm, e.slot, now));
+    dispatch_pending_ = true;
+    dispatch_at_ = now;
+  }
+}
+
+bool SmArray::fits(const Sm& s, const KernelRecord& r) const {
+  const int threads = int(r.threads_per_cta());
+  return s.ctas < p_.max_ctas_per_sm && s.threads + threads <= p_.max_threads_per_sm &&
+         s.regs + int(r.regs_per_thread) * threads <= p_.registers_per_sm &&
+         s.smem + r.smem_bytes <= p_.smem_per_sm_bytes;
+}
+
+void SmArray::dispatch(Tick now) {
+  // Kernels in launch order, each spread breadth-first over the SMs.
+  for (size_t i = 0; i < ready_.size();) {
+    Kernel& k = kernels_[ready_[i]];
+    uint32_t tried = 0;
+    while (k.next < k.work.ctas && tried < sms_.size()) {
+      const uint32_t sm = rr_sm_;
+      rr_sm_ = (rr_sm_ + 1) % uint32_t(sms_.size());
+      if (fits(sms_[sm], *k.work.rec)) {
+        start_cta(sm, ready_[i], now);
+        tried = 0;
+      } else {
+        ++tried;
+      }
+    }
+    if (k.next >= k.work.ctas) {
+      ready_.erase(ready_.begin() + long(i));
+    } else {
+      ++i;  // the machine is full for this kernel; a later kernel may still fit (smaller CTAs)
+    }
+  }
+}
+
+void SmArray::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
+  Sm& s = sms_[sm];
+  Kernel& k = kernels_[kernel];
+  uint32_t slot = 0;
+  while (s.slots[slot].used) ++slot;
+  Slot& sl = s.slots[slot];
+  const uint64_t cta = k.work.first_cta + k.next++;
+  sl = Slot{};
+  sl.used = true;
+  sl.kernel = kernel;
+  sl.start = now;
+  sl.cursor = cursor_for(k.work, cta);
+  const auto& r = *k.work.rec;
+  const int threads = int(r.threads_per_cta());
+  if (s.ctas == 0) s.resident_since = now;
+  s.ctas++;
+  s.threads += threads;
+  s.regs += int(r.regs_per_thread) * threads;
+  s.smem += r.smem_bytes;
+  if (r.double_buffered) {
+    // Loads and math overlap: the CTA's math occupies the SM's tensor pipe from its start.
+    const Tick cs = std::max(now, s.tensor_free);
+    sl.compute_end = cs + k.cta_compute;
+    s.tensor_free = sl.compute_end;
+    s.tensor_busy += k.cta_compute;
+  }
+  if (sl.cursor.done()) {
+    finish_memory(sm, slot, now);
+  } else {
+    s.active.push_back(slot);
+    issue(sm, now);
+  }
+}
+
+void SmArray::issue(uint32_t sm, Tick now) {
+  Sm& s = sms_[sm];
+  const auto window = uint32_t(p_.max_outstanding_requests);
+  while (s.lines_in_flight < window && !s.active.empty()) {
+    if (s.rr >= s.active.size()) s.rr = 0;
+    const uint32_t slot = s.active[s.rr];
+    Slot& sl = s.slots[slot];
+    AccessCursor saved = sl.cursor;
+    const CtaRequest r = sl.cursor.next();
+    // Little's law must not depend on the mode: a request holds as many window entries as the
+    // lines it spans (one in the detailed mode), and waits until they are free.
+    const uint32_t lines = (r.bytes + p_.line_bytes - 1) / p_.line_bytes;
+    if (s.lines_in_flight > 0 && s.lines_in_flight + lines > window) {
+      sl.cursor = saved;
+      return;
+    }
+    MemRequest mr;
+    mr.id = (req_seq_ << kIdTagBits) | (uint64_t(lines - 1) << (kSlotBits + kSmBits)) | (uint64_t(sm) << kSlotBits) |
+            slot;
+    mr.addr = r.addr;
+    mr.bytes = r.bytes;
+    mr.write = r.write;
+    mr.source = sm;
+    if (!mem_.try_enqueue(mr, now)) {
+      sl.cursor = saved;  // retry the same request once the memory system drains
+      if (!s.stalled) {
+        s.stalled = true;
+        stalled_.push_back(sm);
+      }
+      return;
+    }
+    ++req_seq_;
+    ++sl.outstanding;
+    s.lines_in_flight += lines;
+    ++sl.requests;
+    (r.write ? sl.bytes_written : sl.bytes_read) += r.bytes;
+    if (sl.cursor.done()) {
+      s.active.erase(s.active.begin() + long(s.rr));
+    } else {
+      ++s.rr;  // interleave CTAs request by request, as warps of different CTAs do
+    }
+  }
+}
+
+void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
+  Sm& s = sms_[sm];
+  Slot& sl = s.slots[slot];
+  const Kernel& k = kernels_[sl.kernel];
+  sl.mem_done = true;
+  Tick end;
+  if (k.work.rec->double_buffered) {
+    // The last stage's math runs after its data arrives.
+    end = std::max(sl.compute_end, now + k.cta_tail);
+  } else {
+    const Tick cs = std::max(now, s.tensor_free);
+    end = cs + k.cta_compute;
+    s.tensor_free = end;
+    s.tensor_busy += k.cta_compute;
+  }
+  end += ns_to_ps(p_.cta_launch_ns);
+  ends_.push({end, seq_++, sm, slot});
+}
+
+CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
+  Sm& s = sms_[sm];
+  Slot& sl = s.slots[slot];
+  const Kernel& k = kernels_[sl.kernel];
+  const auto& r = *k.work.rec;
+  const int threads = int(r.threads_per_cta());
+  s.ctas--;
+  s.threads -= threads;
+  s.regs -= int(r.regs_per_thread) * threads;
+  s.smem -= r.smem_bytes;
+  if (s.ctas == 0) s.resident_total += now - s.resident_since;
+  sl.used = false;
+  return {sl.kernel, sm, sl.start, now, sl.bytes_read, sl.bytes_written, sl.requests, k.next >= k.work.ctas};
+}
+
+void SmArray::warm(const KernelWork& w) {
+  for (uint64_t c = w.first_cta; c < w.first_cta + w.ctas; ++c) {
+    AccessCursor cur = cursor_for(w, c);
+    while (!cur.done()) {
+      const CtaRequest q = cur.next();
+      mem_.warm({0, q.addr, q.bytes, q.write, 0});
+    }
+  }
+}
+
+ProcessorActivity SmArray::activity() const {
+  ProcessorActivity a;
+  for (const auto& s : sms_) {
+    a.resident_ps += s.resident_total;
+    a.compute_ps += s.tensor_busy;
+  }
+  return a;
+}
+
+namespace {
+INDEXSIM_REGISTER(ProcessorRegistry, "processor", "sm_array", [](const config::Node& gpu, MemoryDevice& memory) {
+  return std::make_unique<SmArray>(SmParams::load(gpu), TensorCoreParams::load(gpu), memory);
+});
+}  // namespace
+
+}  // namespace indexsim::model

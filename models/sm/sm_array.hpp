@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU's SM array as a processor (models/common/processor.hpp): the block scheduler, each SM's
+// CTA slots under the occupancy limits, its window of outstanding requests and its tensor pipe.
+//
+// - Block scheduler: ready kernels are served in launch order; each spreads its CTAs breadth-first
+//   over the SMs, round-robin, as far as they fit (threads, registers, shared memory, CTA slots). A
+//   kernel that no longer fits leaves room for a later one with smaller CTAs.
+// - Window: an SM keeps at most `max_outstanding_requests_per_sm` lines in flight across its CTAs,
+//   interleaving their requests one by one, so that bandwidth follows Little's law. A request holds
+//   as many window entries as lines it spans (a 2 KiB fast-mode chunk holds 16).
+// - Compute: a CTA's math takes the Tensor Core time of its share of the kernel's FLOPs. A
+//   double-buffered kernel reserves the SM's tensor pipe from the CTA's start and runs only the last
+//   stage's math after its data lands; other kernels compute after their loads.
+// - A CTA ends `cta_launch_ns` after its math.
+#pragma once
+
+#include <queue>
+#include <vector>
+
+#include "models/common/processor.hpp"
+#include "models/sm/sm.hpp"
+#include "models/tensorcore/tensor_core.hpp"
+
+namespace indexsim::model {
+
+class SmArray : public Processor {
+ public:
+  SmArray(const SmParams& sm, const TensorCoreParams& tc, MemoryDevice& memory);
+
+  uint32_t units() const override { return uint32_t(p_.sm_count); }
+  std::string unit_name() const override { return "SM"; }
+  int ctas_per_unit(const trace::KernelRecord& k) const override { return ctas_per_sm(p_, k); }
+  std::string occupancy_limiter(const trace::KernelRecord& k) const override { return model::occupancy_limiter(p_, k); }
+  double peak_flops(trace::Precision p) const override { return tc_.peak_flops(p, p_.sm_count); }
+  Tick kernel_launch_ps() const override { return ns_to_ps(p_.kernel_launch_ns); }
+  uint32_t line_bytes() const override { return p_.line_bytes; }
+  uint32_t sample_waves() const override { return p_.fast_sample_waves; }
+
+  void launch(const KernelWork& w, Tick now) override;
+  Tick next_event() const override;
+  void advance(Tick now, std::vector<CtaEnd>& ended) override;
+  void warm(const KernelWork& w) override;
+  ProcessorActivity activity() const override;
+
+  const SmParams& params() const { return p_; }
+
+ private:
+  struct Kernel {  // a launched kernel's work and the per-CTA times derived from it
+    KernelWork work;
+    uint64_t next = 0;              // CTAs of the work started so far
+    Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
+    Tick cta_tail = 0;              // double-buffered: the math on the last stage, after its data lands
+  };
+  struct Slot {
+    bool used = false;
+    uint32_t kernel = 0;            // index into kernels_
+    AccessCursor cursor;
+    uint32_t outstanding = 0;
+    Tick start = 0;
+    Tick compute_end = 0;           // reserved tensor-pipe interval end (double-buffered kernels)
+    bool mem_done = false;
+    uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
+  };
+  struct Sm {
+    std::vector<Slot> slots;
+    std::vector<uint32_t> active;   // slots with requests left to issue
+    size_t rr = 0;                  // round-robin position in `active`
+    uint32_t lines_in_flight = 0;   // the window counts lines
+    int threads = 0, ctas = 0, regs = 0;
+    uint64_t smem = 0;
+    Tick tensor_free = 0;
+    Tick tensor_busy = 0;
+    Tick resident_since = 0;        // start of the current interval with at least one CTA
+    Tick resident_total = 0;
+    bool stalled = false;           // the memory system refused a request
+  };
+  struct End {  // a CTA's end, due at `t`; equal times in the order they were scheduled
+    Tick t;
+    uint64_t seq;
+    uint32_t sm, slot;
+    bool operator>(const End& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+
+  bool fits(const Sm& s, const trace::KernelRecord& r) const;
+  void dispatch(Tick now);
+  void start_cta(uint32_t sm, uint32_t kernel, Tick now);
+  void issue(uint32_t sm, Tick now);
+  void finish_memory(uint32_t sm, uint32_t slot, Tick now);
+  CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
+  AccessCursor cursor_for(const KernelWork& w, uint64_t cta) const;
+
+  SmParams p_;
+  TensorCore tc_;
+  MemoryDevice& mem_;
+  std::vector<Kernel> kernels_;   // every kernel launched, in launch order
+  std::vector<uint32_t> ready_;   // kernels_ with CTAs left to start, by handle
+  std::vector<Sm> sms_;
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
+  std::vector<uint32_t> stalled_;
+  std::vector<MemCompletion> done_;
+  uint64_t seq_ = 0, req_seq_ = 0;
+  uint32_t rr_sm_ = 0;
+  // Something freed a slot or queued a kernel since the last dispatch: dispatch at `dispatch_at_`.
+  bool dispatch_pending_ = false;
+  Tick dispatch_at_ = 0;
+};
+
+}  // namespace indexsim::model

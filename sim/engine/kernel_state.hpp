@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the replay engine knows of one kernel of the DAG while it runs: its dependences, its CTA
+// counts, its traffic so far, its roofline, and what segment reuse and sampling need. Shared by the
+// engine's pieces (replay.cpp, segment_reuse.cpp); the processor keeps its own state.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/common/time.hpp"
+#include "traces/records.hpp"
+
+namespace indexsim::sim {
+
+struct SegmentMember;
+
+struct KernelState {
+  const trace::KernelRecord* rec = nullptr;
+  std::vector<const trace::AccessRecord*> accesses;
+  std::vector<uint32_t> dependents;
+  uint32_t deps_left = 0;
+  model::Tick deps_done = 0;      // when the last dependence finished
+  uint64_t ctas_done = 0;
+  uint64_t ctas_simulated = 0;    // all of them, or the sampled waves in the fast mode
+  model::Tick start = model::kNever, end = 0;
+  // Fast mode: contiguous runs go out as chunks only in a kernel that fills a wave. One that does
+  // not is latency-bound: a chunk frees its window entries when its slowest line returns, which
+  // slows a lone CTA's stream by ~20 %, so its requests stay line-sized.
+  bool coarse = false;
+  // Sampled kernels: when each whole number of waves' worth of CTAs had ended, while the machine
+  // was still full (before the last sampled CTA started).
+  std::vector<model::Tick> wave_done;
+  int per_unit = 0;
+  uint64_t wave = 0;              // CTAs of one full wave: units x per_unit
+  uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
+  double mem_roofline_ns = 0, flop_roofline_ns = 0;   // compulsory bytes / peak, FLOPs / peak
+  double roofline_ns() const { return std::max(mem_roofline_ns, flop_roofline_ns); }
+  // Segment reuse (ReplayOptions::reuse).
+  std::string signature;          // everything that decides the kernel's timing, except addresses
+  model::Tick ready_at = 0;
+  bool reused = false;
+  const SegmentMember* stand_in = nullptr;   // takes this member's figures when it becomes ready
+};
+
+}  // namespace indexsim::sim

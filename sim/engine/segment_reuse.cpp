@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/segment_reuse.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+namespace indexsim::sim {
+
+using model::Tick;
+using trace::AccessRecord;
+
+namespace {
+constexpr uint64_t kAlignmentBytes = 4096;   // a larger alignment than any line or chunk
+constexpr size_t kMaxSegmentsPerStart = 16;  // memos kept per first-member signature
+}  // namespace
+
+std::string SegmentReuse::signature(const KernelState& k) const {
+  // Tensors and addresses are left out (the same layer shape at another address, another expert of
+  // the same size), except the region a tensor lives in and an access's alignment within 4 KiB,
+  // which decides how it splits into sectors, lines and fast-mode chunks.
+  std::string sig;
+  auto put = [&sig](const auto& v) { sig.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  const auto& r = *k.rec;
+  sig += r.kind;
+  sig += '\0';
+  for (uint32_t g : r.grid) put(g);
+  for (uint32_t b : r.block) put(b);
+  put(r.smem_bytes);
+  put(r.regs_per_thread);
+  for (double f : r.flops) put(f);
+  put(r.double_buffered);
+  for (const AccessRecord* a : k.accesses) {
+    put(a->cta_first);
+    put(a->cta_count);
+    put(a->kind);
+    put(a->write);
+    put(region_of_[a->tensor]);
+    put(a->base % kAlignmentBytes);
+    put(a->cta_stride_bytes);
+    put(a->elem_bytes);
+    put(a->count);
+    put(a->stride_bytes);
+    put(a->row_bytes);
+    put(a->row_pitch_bytes);
+    // A gather is summarised by its row count and the distinct lines its rows touch, the latter in
+    // 2 % steps: two layers' top-k selections drawn alike differ in which rows they pick (their
+    // durations spread by ~2 % in the detailed mode, glm-5 decode), hardly in the traffic they
+    // make; a gather with other locality (a captured trace's) still runs on its own.
+    put(a->rows.size());
+    if (!a->rows.empty()) {
+      std::vector<uint64_t> lines;
+      for (uint32_t row : a->rows) {
+        const uint64_t lo = (a->base + uint64_t(row) * a->row_pitch_bytes) / line_bytes_;
+        const uint64_t hi = (a->base + uint64_t(row) * a->row_pitch_bytes + std::max(a->row_bytes, 1u) - 1) / line_bytes_;
+        for (uint64_t l = lo; l <= hi; ++l) lines.push_back(l);
+      }
+      std::sort(lines.begin(), lines.end());
+      const auto distinct = double(std::unique(lines.begin(), lines.end()) - lines.begin());
+      put(int32_t(std::floor(std::log(distinct) / std::log(1.02))));
+    }
+  }
+  return sig;
+}
+
+const std::string& SegmentReuse::signature_of(uint32_t kid) {
+  KernelState& k = k_[kid];
+  if (k.signature.empty()) k.signature = signature(k);
+  return k.signature;
+}
+
+const SegmentMemo* SegmentReuse::at_idle(uint32_t kid, Tick now, const model::ProcessorActivity& activity) {
+  close(activity);
+  if (const SegmentMemo* m = find(kid, now)) return m;
+  recording_ = {true, now, activity, {kid}};
+  return nullptr;
+}
+
+void SegmentReuse::close(const model::ProcessorActivity& activity) {
+  // Called when the machine is idle: every member has ended.
+  if (!recording_.active) return;
+  recording_.active = false;
+  SegmentMemo m;
+  for (uint32_t kid : recording_.kernels) {
+    const KernelState& k = k_[kid];
+    m.members.push_back({signature_of(kid), k.ready_at - recording_.start, k.end - k.ready_at, k.bytes_read,
+                         k.bytes_written, k.requests, k.ctas_simulated});
+    m.span = std::max(m.span, k.end - recording_.start);
+  }
+  m.resident = activity.resident_ps - recording_.activity.resident_ps;
+  m.tensor = activity.compute_ps - recording_.activity.compute_ps;
+  auto& list = segments_[m.members.front().signature];
+  if (list.size() < kMaxSegmentsPerStart) list.push_back(std::move(m));
+}
+
+const SegmentMemo* SegmentReuse::find(uint32_t kid, Tick now) {
+  // A segment repeats an earlier one if, with the earlier members' durations, the same signatures
+  // become ready at the same offsets, and nothing else becomes ready before its last member ends.
+  // That is checked by propagating readiness through the dependence graph, changing nothing.
+  auto it = segments_.find(signature_of(kid));
+  if (it == segments_.end()) return nullptr;
+  for (const SegmentMemo& memo : it->second) {
+    std::vector<uint32_t> who(memo.members.size(), UINT32_MAX);
+    std::map<uint32_t, std::pair<uint32_t, Tick>> left;   // kernel -> dependences left, last end
+    std::priority_queue<std::pair<Tick, uint32_t>, std::vector<std::pair<Tick, uint32_t>>, std::greater<>> ends;
+    who[0] = kid;
+    ends.push({now + memo.members[0].duration, 0});
+    bool same = true;
+    while (same && !ends.empty()) {
+      const auto [t, mi] = ends.top();
+      ends.pop();
+      for (uint32_t d : k_[who[mi]].dependents) {
+        auto& [n, done] = left.try_emplace(d, k_[d].deps_left, k_[d].deps_done).first->second;
+        done = std::max(done, t);
+        if (--n != 0) continue;
+        const Tick ready = done + launch_gap_;
+        if (ready >= now + memo.span) continue;   // after the segment
+        // A member not yet matched, ready at this offset with this signature.
+        uint32_t match = UINT32_MAX;
+        for (uint32_t j = 1; j < memo.members.size() && match == UINT32_MAX; ++j)
+          if (who[j] == UINT32_MAX && memo.members[j].ready == ready - now && memo.members[j].signature == signature_of(d))
+            match = j;
+        if (match == UINT32_MAX) {
+          same = false;
+          break;
+        }
+        who[match] = d;
+        ends.push({ready + memo.members[match].duration, match});
+      }
+    }
+    if (!same || std::find(who.begin(), who.end(), UINT32_MAX) != who.end()) continue;
+    for (uint32_t j = 1; j < who.size(); ++j) k_[who[j]].stand_in = &memo.members[j];
+    return &memo;
+  }
+  return nullptr;
+}
+
+}  // namespace indexsim::sim

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Segment reuse (both modes; ReplayOptions::reuse). A segment runs from a moment the machine is idle
+// (a kernel becomes ready with nothing running, ready or about to be) to the next; a kernel that
+// runs alone is a segment of one, and kernels that overlap across streams (IndexShare's prefetch)
+// share one. A segment that repeats an earlier one (the same kernels by signature, becoming ready
+// at the same offsets) takes its kernels' durations, bytes and busy time instead of being simulated:
+// a decode step's 78 layers cost about two. What it leaves out is the cache and DRAM state the
+// earlier segment left behind.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/common/processor.hpp"
+#include "sim/engine/kernel_state.hpp"
+
+namespace indexsim::sim {
+
+// What a simulated segment leaves for a later one that repeats it, per member (the first first).
+struct SegmentMember {
+  std::string signature;
+  model::Tick ready = 0;          // after the segment's start
+  model::Tick duration = 0;       // ready to end
+  uint64_t bytes_read = 0, bytes_written = 0, requests = 0, ctas_simulated = 0;
+};
+struct SegmentMemo {
+  std::vector<SegmentMember> members;
+  model::Tick span = 0;           // the last member's end, after the segment's start
+  model::Tick resident = 0, tensor = 0;  // processor-resident and compute-busy time summed over units
+};
+
+class SegmentReuse {
+ public:
+  // `kernels` is the engine's (dependents, dependences left, signatures); tensor t lives in region
+  // region_of[t]; gathers are summarised in lines of `line_bytes`; a kernel becomes ready
+  // `launch_gap` after its last dependence ends.
+  SegmentReuse(std::vector<KernelState>& kernels, const std::vector<uint32_t>& region_of, uint32_t line_bytes,
+               model::Tick launch_gap)
+      : k_(kernels), region_of_(region_of), line_bytes_(line_bytes), launch_gap_(launch_gap) {}
+
+  // Kernel `kid` became ready at `now` with the machine idle (`activity` is the processor's so far):
+  // the segment being recorded ends and is stored. If a stored one repeats from here, every later
+  // member's kernel gets its stand-in and the memo is returned; else recording starts with `kid`.
+  const SegmentMemo* at_idle(uint32_t kid, model::Tick now, const model::ProcessorActivity& activity);
+  // Kernel `kid` became ready while a segment runs: a member of the one being recorded, if any.
+  void joined(uint32_t kid) {
+    if (recording_.active) recording_.kernels.push_back(kid);
+  }
+
+  // Raw bytes of every field that decides the kernel's timing, except its addresses.
+  std::string signature(const KernelState& k) const;
+
+ private:
+  const std::string& signature_of(uint32_t kid);
+  void close(const model::ProcessorActivity& activity);
+  const SegmentMemo* find(uint32_t kid, model::Tick now);
+
+  std::vector<KernelState>& k_;
+  const std::vector<uint32_t>& region_of_;
+  uint32_t line_bytes_;
+  model::Tick launch_gap_;
+  // Segments by their first member's signature (a stored memo never changes: stand-ins point into
+  // its members), and the one being simulated now, if it started idle.
+  std::map<std::string, std::vector<SegmentMemo>> segments_;
+  struct Recording {
+    bool active = false;
+    model::Tick start = 0;
+    model::ProcessorActivity activity;
+    std::vector<uint32_t> kernels;
+  } recording_;
+};
+
+}  // namespace indexsim::sim
