@@ -54,8 +54,10 @@ PYBIND11_MODULE(_core, m) {
       },
       "(key, resolved config) of a run, without running it", py::arg("hardware"), py::arg("workload") = "",
       py::arg("techniques") = "baseline", py::arg("trace") = "", py::arg("phase") = "decode",
-      py::arg("context") = 4096, py::arg("batch") = 1, py::arg("queries") = 1, py::arg("chunk") = 4096,
-      py::arg("seed") = 1, py::arg("sets") = std::vector<std::string>{}, py::arg("fast") = false);
+      // The step's defaults are StepParams' (one place for every command).
+      py::arg("context") = trace::StepParams{}.context, py::arg("batch") = trace::StepParams{}.batch,
+      py::arg("queries") = trace::StepParams{}.queries, py::arg("chunk") = trace::StepParams{}.chunk_tokens,
+      py::arg("seed") = trace::StepParams{}.seed, py::arg("sets") = std::vector<std::string>{}, py::arg("fast") = false);
   m.def(
       "sweep_plan",
       [](const std::string& spec_path, const std::string& db) {

@@ -2,6 +2,7 @@
 // `indexsim bench memory`: a closed-loop load on one memory target of a hardware preset, from a
 // synthetic pattern or replayed from a DRAMsim3, Ramulator 2 or DRAMSys memory trace.
 #include "sim/cli/cmd_bench.hpp"
+#include "sim/core/config_load.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -30,11 +31,11 @@ std::vector<BenchSubcommand>& table() {
 const char* kMemoryUsage =
     "usage: indexsim bench memory --hardware NAME|FILE --pattern stream|random|mix|pointer-chase\n"
     "         [--target hbm|cxl|sram|hbf|l2|system] [--requests N] [--requesters N] [--outstanding N]\n"
-    "         [--bytes B] [--footprint-MiB F] [--write-fraction W] [--seed S] [--set key=value]... [--json]\n"
+    "         [--bytes B] [--footprint-MiB F] [--write-fraction W] [--seed S] [--set hardware.K=V]... [--json]\n"
     "       indexsim bench memory --hardware NAME|FILE --trace FILE\n"
     "         --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys [--back-to-back]\n"
     "         [--trace-clock-MHz F] [--target T] [--requesters N] [--outstanding N] [--bytes B]\n"
-    "         [--set key=value]... [--json]\n"
+    "         [--set hardware.K=V]... [--json]\n"
     "  A trace's time stamps are honoured (cycles at --trace-clock-MHz, by default the target memory's\n"
     "  clock_MHz) unless --back-to-back: then requesters x outstanding slots issue it as fast as the\n"
     "  memory accepts. --bytes sizes each request (dramsys lines may give their own `(N)`).\n";
@@ -80,8 +81,8 @@ int bench_memory(const Args& args) {
   ap.finish();
   if (spec.write_fraction < 0 || spec.write_fraction > 1) throw std::invalid_argument("--write-fraction must be in [0, 1]");
 
-  auto doc = config::Document::load_file(sim::find_config("hardware", hw));
-  for (const auto& s : sets) doc->set(s);
+  sim::require_prefix(sets, {"hardware"}, "bench memory");
+  auto doc = sim::load_document("hardware", hw, sets);
   auto root = doc->root();
   const std::string hw_name = root.req<std::string>("name");
   root.note("description");

@@ -29,6 +29,7 @@ int bench_kernel(const Args& args) {
   spec.hardware = ap.value("--hardware");
   if (spec.hardware.empty()) throw std::invalid_argument(std::string("--hardware is required\n") + kUsage);
   spec.sets = ap.values("--set");
+  sim::require_prefix(spec.sets, {"hardware"}, "bench kernel");
   spec.fast = ap.flag("--fast");
   spec.timeline = ap.value("--timeline");
   const bool json = ap.flag("--json");

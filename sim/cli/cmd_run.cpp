@@ -15,7 +15,7 @@ namespace {
 const char* kUsage =
     "usage: indexsim run --hardware NAME|FILE (--workload NAME|FILE [--phase decode|prefill] [--context N]\n"
     "         [--batch B] [--queries Q] [--chunk N] [--seed S] | --trace FILE) [--techniques NAME|FILE]\n"
-    "         [--set hardware.K=V|workload.K=V|techniques.K=V]... [--fast] [--no-reuse] [--json] [--kernels]\n"
+    "         [--set hardware.K=V|workload.K=V|techniques.K=V|step.K=V]... [--fast] [--no-reuse] [--json] [--kernels]\n"
     "         [--timeline FILE] [--db FILE] [--progress]\n";
 
 }  // namespace
@@ -32,11 +32,12 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
   const std::string phase = ap.value("--phase", "decode");
   if (phase != "decode" && phase != "prefill") throw std::invalid_argument("--phase must be decode or prefill, not '" + phase + "'");
   spec.step.phase = phase == "decode" ? trace::Phase::decode : trace::Phase::prefill;
-  spec.step.context = ap.u64("--context", 131072);
-  spec.step.batch = uint32_t(ap.u64("--batch", 1));
-  spec.step.queries = uint32_t(ap.u64("--queries", 1));
+  // The step's defaults are StepParams' (traces/generators/emulate.hpp), here as everywhere.
+  spec.step.context = ap.u64("--context", spec.step.context);
+  spec.step.batch = uint32_t(ap.u64("--batch", spec.step.batch));
+  spec.step.queries = uint32_t(ap.u64("--queries", spec.step.queries));
   spec.step.chunk_tokens = uint32_t(ap.u64("--chunk", spec.step.chunk_tokens));
-  spec.step.seed = ap.u64("--seed", 1);
+  spec.step.seed = ap.u64("--seed", spec.step.seed);
   spec.sets = ap.values("--set");
   for (const auto& s : spec.sets) sim::split_set(s);  // reject a bad prefix before any work
   spec.fast = ap.flag("--fast");

@@ -10,6 +10,7 @@
 
 #include "models/dram/dram_params.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/core/config_load.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
@@ -30,13 +31,13 @@ using namespace indexsim::trace;
 
 const char* kUsage =
     "usage: indexsim trace gen --workload NAME|FILE [--phase decode|prefill] [--context N] [--batch N]\n"
-    "                          [--queries N] [--chunk N] [--seed N] [--set key=value]... -o FILE\n"
+    "                          [--queries N] [--chunk N] [--seed N] [--set workload.K=V|step.K=V]... -o FILE\n"
     "       indexsim trace info FILE [--json]\n"
     "       indexsim trace check FILE\n"
     "       indexsim trace dump FILE [--limit N]\n"
     "       indexsim trace export FILE --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys -o OUT\n"
     "                          [--kernel NAME|KIND] [--layer N] [--limit N] [--bytes B] [--interval-cycles N]\n"
-    "                          [--hardware NAME|FILE [--target T] [--set key=value]...]\n";
+    "                          [--hardware NAME|FILE [--target T] [--set hardware.K=V]...]\n";
 
 // A bare name is configs/workloads/NAME.yaml, looked up from the current directory, then from the
 // source tree the binary was built from.
@@ -98,9 +99,14 @@ int gen(ArgParser& a) {
   p.seed = a.u64("--seed", p.seed);
   const auto overrides = a.values("--set");
   a.finish();
+  sim::apply_step_sets(p, overrides);
   validate(p);
   const auto t0 = std::chrono::steady_clock::now();
-  const ModelShape shape = load_model_shape_file(resolve_workload(workload), overrides);
+  sim::require_prefix(overrides, {"workload", "step"}, "trace gen");
+  auto doc = sim::load_document("workloads", resolve_workload(workload), overrides);
+  ModelShape shape = load_model_shape(doc->root());
+  doc->check_unused();
+  shape.resolved = doc->resolved();
   const TraceData t = emulate_step(shape, p);
   write_trace(t, out);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -248,8 +254,8 @@ int export_plain(ArgParser& a) {
 
   std::unique_ptr<mt::AddressVectorCodec> codec;
   if (!hw.empty()) {
-    auto doc = config::Document::load_file(sim::find_config("hardware", hw));
-    for (const auto& s : sets) doc->set(s);
+    sim::require_prefix(sets, {"hardware"}, "trace export");
+    auto doc = sim::load_document("hardware", hw, sets);
     auto root = doc->root();
     if (auto gpu = root.opt_child("gpu")) {  // the SM model's request sizes
       o.line_bytes = gpu->req<uint32_t>("line_bytes", config::Rule::power_of_two());

@@ -7,7 +7,7 @@
 #include "models/common/processor.hpp"
 #include "models/sm/sm.hpp"
 #include "models/common/params.hpp"
-#include "sim/core/paths.hpp"
+#include "sim/core/config_load.hpp"
 #include "sim/core/version.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/roofline.hpp"
@@ -22,14 +22,6 @@ namespace indexsim::sim {
 using config::Document;
 using trace::TensorClass;
 
-std::pair<std::string, std::string> split_set(const std::string& a) {
-  const auto dot = a.find('.');
-  const std::string head = dot == std::string::npos ? "" : a.substr(0, dot);
-  if (head != "hardware" && head != "workload" && head != "techniques")
-    throw std::invalid_argument("--set '" + a + "': the path must start with hardware., workload. or techniques.");
-  return {head, a.substr(dot + 1)};
-}
-
 namespace {
 
 struct Loaded {
@@ -38,6 +30,7 @@ struct Loaded {
   std::vector<RegionInfo> regions;
   std::unique_ptr<model::MemoryDevice> memory;
   std::unique_ptr<model::Processor> processor;
+  trace::StepParams step;
   PlacementPolicy placement;
   TechniquePipeline techniques;
   trace::ModelShape shape;
@@ -45,17 +38,6 @@ struct Loaded {
   nlohmann::json monitoring;
   nlohmann::json config;
 };
-
-std::shared_ptr<Document> load_doc(const std::string& kind, const std::string& name, const RunSpec& spec,
-                                   const std::string& prefix) {
-  auto doc = Document::load_file(find_config(kind, name));
-  doc->inherit([&](const std::string& base) { return find_config(kind, base); });
-  for (const auto& s : spec.sets) {
-    auto [head, rest] = split_set(s);
-    if (head == prefix) doc->set(rest);
-  }
-  return doc;
-}
 
 // Reads every config (and builds the memory system) without running anything.
 // A kernel library builds fewer pipeline stages on a GPU with less shared memory per SM (the
@@ -80,7 +62,8 @@ nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::SmParams& 
 
 Loaded load(const RunSpec& spec, bool build_memory) {
   Loaded L;
-  L.hw = load_doc("hardware", spec.hardware, spec, "hardware");
+  L.step = spec.step;
+  L.hw = load_document("hardware", spec.hardware, spec.sets);
   auto hw = L.hw->root();
   hw.note("name");
   hw.note("description");
@@ -100,7 +83,7 @@ Loaded load(const RunSpec& spec, bool build_memory) {
   }
   L.hw->check_unused();
 
-  L.tech = load_doc("techniques", spec.techniques, spec, "techniques");
+  L.tech = load_document("techniques", spec.techniques, spec.sets);
   auto tr = L.tech->root();
   tr.note("name");
   tr.note("description");
@@ -111,18 +94,20 @@ Loaded load(const RunSpec& spec, bool build_memory) {
     L.monitoring[k] = mon.req<double>(k, config::Rule::non_negative());
   L.tech->check_unused();
 
-  nlohmann::json step = spec.step.to_json();
+  // The step: the spec's, with its `step.K=V` assignments.
+  apply_step_sets(L.step, spec.sets);
+  nlohmann::json step = L.step.to_json();
   if (spec.trace_data) {
     step = {{"trace", spec.trace_data->metadata}};
   } else if (spec.trace.empty()) {
-    L.wl = load_doc("workloads", spec.workload, spec, "workload");
+    L.wl = load_document("workloads", spec.workload, spec.sets);
     L.shape = trace::load_model_shape(L.wl->root());
     L.wl->check_unused();
     const auto fitted = fit_shared_memory(L.shape.kernels, L.sm);
     if (!fitted.empty()) step["smem_fitted_to_gpu"] = fitted;
     L.techniques.reshape(L.shape);
     L.have_shape = true;
-    trace::validate(spec.step);
+    trace::validate(L.step);
   } else {
     step = {{"trace", spec.trace}};
   }
@@ -157,9 +142,9 @@ RunResult simulate(const RunSpec& spec) {
 
   trace::TraceData td;
   if (L.have_shape) {
-    td = trace::emulate_step(L.shape, spec.step);
+    td = trace::emulate_step(L.shape, L.step);
     R.workload = L.shape.name;
-    R.seed = spec.step.seed;
+    R.seed = L.step.seed;
   } else if (spec.trace_data) {
     td = *spec.trace_data;
     R.workload = td.metadata.value("kernel", std::string("benchmark"));
@@ -199,7 +184,7 @@ RunResult simulate(const RunSpec& spec) {
   R.roofline_ns = critical_path_roofline(kernels, R.kernels);
   L.memory->report(R.components, "");
 
-  const double new_tokens = L.have_shape ? double(spec.step.batch) * spec.step.new_tokens()
+  const double new_tokens = L.have_shape ? double(L.step.batch) * L.step.new_tokens()
                                          : td.metadata.value("tokens", 1.0);
   R.metric("step_time", R.step_ns / 1e3, "us");
   R.metric("roofline_time", R.roofline_ns / 1e3, "us");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/config_load.hpp"
 #include "sim/engine/run_result.hpp"
 #include "traces/generators/emulate.hpp"
 
@@ -30,9 +31,5 @@ struct RunSpec {
 // Resolves every config without running (sweeps use it to find runs already done).
 nlohmann::json resolve(const RunSpec& spec);
 RunResult simulate(const RunSpec& spec);
-
-// Splits "hardware.a.b=v" into the document it targets ("hardware") and the rest ("a.b=v");
-// std::invalid_argument for an unknown prefix.
-std::pair<std::string, std::string> split_set(const std::string& assignment);
 
 }  // namespace indexsim::sim

@@ -223,6 +223,24 @@ const MemoryDevice* find_part(const MemoryDevice& target, const std::string& nam
   return nullptr;
 }
 
+namespace {
+// The crossbar has one port per requester and one per L2 slice. A port count that disagrees with
+// the count it stands for folds SMs onto shared ports (or leaves slices unreachable) without a word,
+// so the two must agree: a `--set hardware.l2.slices=128` needs its `noc.memory_ports=128`.
+void check_ports_agree(const Node& root) {
+  const Node noc = root.child("noc");
+  const auto must_equal = [&](const char* port_key, const Node& other, const char* other_key, const char* what) {
+    const auto ports = noc.req<uint32_t>(port_key, Rule::positive());
+    const auto count = other.req<uint32_t>(other_key, Rule::positive());
+    if (ports != count)
+      noc.fail(port_key, std::to_string(ports),
+               std::string("must equal ") + other.key_path(other_key) + " (" + std::to_string(count) + "): one port per " + what);
+  };
+  must_equal("memory_ports", root.child("l2"), "slices", "L2 slice");
+  if (root.has("gpu")) must_equal("sm_ports", root.child("gpu"), "sm_count", "SM");
+}
+}  // namespace
+
 std::unique_ptr<MemoryDevice> make_target(const Node& root, const std::string& target) {
   auto sys = std::make_unique<MemorySystem>();
   Builder b{root, read_regions(root), {}, {}, {}, sys.get()};
@@ -274,6 +292,7 @@ std::unique_ptr<MemoryDevice> make_target(const Node& root, const std::string& t
   for (size_t i = 0; i < n; ++i)
     if (!b.regions[i].cached) above->route(i, above->add_port(b.take(i)), true);
   auto noc_dev = model::make_memory_device(root.child("noc"));
+  check_ports_agree(root);
   auto* noc = dynamic_cast<FrontDevice*>(noc_dev.get());
   if (!noc) root.child("noc").fail("impl", "", "must name an interconnect that takes a downstream device");
   noc->attach(std::move(above));

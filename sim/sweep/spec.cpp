@@ -322,24 +322,11 @@ SweepSpec parse(std::shared_ptr<config::Document> doc) {
 }
 
 void apply(RunSpec& r, const std::string& path, const std::string& v) {
-  auto u64 = [&](const std::string& text) -> uint64_t {
-    double d;
-    if (!parse_number(text, &d) || d < 0 || d != std::floor(d))
-      throw std::invalid_argument("axis " + path + ": '" + text + "' is not a non-negative integer");
-    return uint64_t(d);
-  };
   if (path == "hardware") r.hardware = v;
   else if (path == "workload") r.workload = v;
   else if (path == "techniques") r.techniques = v;
   else if (path == "fast") r.fast = v == "true" || v == "1";
-  else if (path == "step.phase") {
-    if (v != "decode" && v != "prefill") throw std::invalid_argument("axis step.phase: '" + v + "' is not decode or prefill");
-    r.step.phase = v == "decode" ? trace::Phase::decode : trace::Phase::prefill;
-  } else if (path == "step.context") r.step.context = u64(v);
-  else if (path == "step.batch") r.step.batch = uint32_t(u64(v));
-  else if (path == "step.queries") r.step.queries = uint32_t(u64(v));
-  else if (path == "step.chunk") r.step.chunk_tokens = uint32_t(u64(v));
-  else if (path == "step.seed") r.step.seed = u64(v);
+  else if (path.rfind("step.", 0) == 0) trace::set_step_param(r.step, path.substr(5), v);
   else r.sets.push_back(path + "=" + v);
 }
 

@@ -37,6 +37,11 @@ struct StepParams {
 // Throws std::invalid_argument naming the parameter when a value is out of range.
 void validate(const StepParams& p);
 
+// The step as a document: sets one parameter by its name (phase, context, batch, queries, chunk,
+// seed), as `--set step.K=V` and sweep axes `step.K` do; std::invalid_argument naming the key and
+// the value when either is not one of them.
+void set_step_param(StepParams& p, const std::string& key, const std::string& value);
+
 TraceData emulate_step(const ModelShape& shape, const StepParams& params);
 
 // Expected number of this GPU's routed experts that receive at least one of `tokens` tokens when

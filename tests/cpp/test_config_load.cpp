@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// One loader and one `--set` grammar for every command (sim/core/config_load.hpp), the step as a
+// document with its defaults in one place, and the values that must agree checked where they meet.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "sim/core/config_load.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/memsys/memory_system.hpp"
+
+using namespace indexsim;
+
+namespace {
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Exit status and output of the CLI.
+std::pair<int, std::string> cli(const std::string& args) {
+  const std::string cmd = std::string(INDEXSIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p && fgets(buf, sizeof buf, p)) out += buf;
+  const int status = p ? pclose(p) : -1;
+  return {WEXITSTATUS(status), out};
+}
+
+const char* kDerived = "base: h200\nname: h200-5stacks\ndescription: five HBM stacks\nmemory:\n  hbm:\n    stacks: 5\n";
+
+}  // namespace
+
+TEST(ConfigLoad, BenchMemoryAcceptsADerivedPresetAsRunDoes) {
+  // Five stacks instead of six: the HBM peak is 5/6 of the H200's 4800 GB/s = 4000 GB/s, whether the
+  // change comes from a derived file or from the same `--set` path `run` takes.
+  const std::string derived = temp_file("h200-5stacks.yaml", kDerived);
+  const auto [rc1, by_file] = cli("bench memory --hardware " + derived + " --pattern stream --requests 2000 --json");
+  const auto [rc2, by_set] =
+      cli("bench memory --hardware h200 --pattern stream --requests 2000 --json --set hardware.memory.hbm.stacks=5");
+  ASSERT_EQ(rc1, 0) << by_file;
+  ASSERT_EQ(rc2, 0) << by_set;
+  EXPECT_NE(by_file.find("\"peak_bandwidth_GBps\": 4000.0"), std::string::npos) << by_file;
+  EXPECT_NE(by_set.find("\"peak_bandwidth_GBps\": 4000.0"), std::string::npos) << by_set;
+}
+
+TEST(ConfigLoad, AnAssignmentWithoutItsDocumentIsAnError) {
+  auto [rc, out] = cli("bench memory --hardware h200 --pattern stream --set memory.hbm.stacks=5");
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("must start with hardware."), std::string::npos) << out;
+  std::tie(rc, out) = cli("bench kernel --hardware h200 copy --bytes 1048576 --set workload.model.num_layers=2");
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("takes hardware. assignments only"), std::string::npos) << out;
+}
+
+TEST(ConfigLoad, ThePortCountsOfTheCrossbarMustMatchWhatTheyStandFor) {
+  // One crossbar port per L2 slice and per SM: changing one count alone is a contradiction.
+  for (const auto& [set, key, other] : {std::tuple<std::string, std::string, std::string>{"l2.slices=128", "noc.memory_ports", "l2.slices"},
+                                        {"gpu.sm_count=264", "noc.sm_ports", "gpu.sm_count"}}) {
+    auto doc = sim::load_document("hardware", "h200", {"hardware." + set});
+    try {
+      sim::make_target(doc->root(), "system");
+      FAIL() << set << " was accepted";
+    } catch (const config::ConfigError& e) {
+      EXPECT_EQ(e.path, key);
+      EXPECT_NE(e.rule.find(other), std::string::npos) << e.what();
+    }
+  }
+  // Both changed together agree.
+  auto doc = sim::load_document("hardware", "h200", {"hardware.l2.slices=128", "hardware.noc.memory_ports=128"});
+  EXPECT_NO_THROW(sim::make_target(doc->root(), "system"));
+}
+
+TEST(ConfigLoad, StepParametersAreOneDocumentWithOneSetOfDefaults) {
+  // `--set step.context=2048` is `--context 2048`; an unknown step key names itself.
+  sim::RunSpec a, b;
+  a.hardware = b.hardware = "h200";
+  a.workload = b.workload = "glm-5";
+  a.step.context = 2048;
+  b.sets = {"step.context=2048"};
+  EXPECT_EQ(sim::resolve(a)["step"], sim::resolve(b)["step"]);
+  EXPECT_EQ(sim::resolve(b)["step"]["context"], 2048);
+  b.sets = {"step.contxt=2048"};
+  try {
+    sim::resolve(b);
+    FAIL() << "a misspelt step key was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("step.contxt"), std::string::npos) << e.what();
+  }
+  trace::StepParams p;
+  trace::set_step_param(p, "context", "1.048576e+06");  // a sweep range's point
+  EXPECT_EQ(p.context, 1048576u);
+  EXPECT_THROW(trace::set_step_param(p, "batch", "-1"), std::invalid_argument);
+  EXPECT_THROW(trace::set_step_param(p, "phase", "both"), std::invalid_argument);
+  // The run command's default context is the step's (no second default in the CLI).
+  const auto [rc, out] = cli("run --hardware h200 --workload glm-5 --json --set workload.model.num_layers=2 "
+                             "--set 'workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]'");
+  ASSERT_EQ(rc, 0) << out.substr(0, 2000);
+  EXPECT_NE(out.find("\"context\": " + std::to_string(trace::StepParams{}.context)), std::string::npos);
+}
