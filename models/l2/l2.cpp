@@ -23,6 +23,8 @@ L2Params L2Params::from(const config::Node& n) {
   p.slice_bandwidth_Bpc = n.req<double>("slice_bandwidth_Bpc", Rule::positive());
   p.mshrs_per_slice = n.req<uint32_t>("mshrs_per_slice", Rule::positive());
   p.queue_depth_per_slice = n.req<uint32_t>("queue_depth_per_slice", Rule::positive());
+  p.replacement = n.req<std::string>("replacement", Rule::choice(ReplacementRegistry::instance().names()));
+  if (p.ways > kMaxWays) n.fail("ways", std::to_string(p.ways), "must be <= " + std::to_string(kMaxWays));
   if (p.sector_B > p.line_B || p.line_B / p.sector_B > 8)
     n.fail("sector_B", std::to_string(p.sector_B), "must divide line_B into 1 to 8 sectors");
   if (p.partitions > p.slices) n.fail("partitions", std::to_string(p.partitions), "must be <= slices");
@@ -37,7 +39,8 @@ L2Params L2Params::from(const config::Node& n) {
 L2Cache::L2Cache(const L2Params& p)
     : p_(p), clk_(p.clock_MHz), sets_(p.sets_per_slice()), sectors_per_line_(p.line_B / p.sector_B),
       lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), slices_(p.slices),
-      mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice) {
+      mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice),
+      policy_(ReplacementRegistry::instance().make(p.replacement, 1)) {
   for (uint32_t s = 0; s < p_.slices; ++s)
     for (uint32_t m = p_.mshrs_per_slice; m-- > 0;) slices_[s].free_mshrs.push_back(s * p_.mshrs_per_slice + m);
 }
@@ -129,15 +132,18 @@ void L2Cache::serve(uint32_t s, Tick t) {
   schedule(s, sl.free_at);
 }
 
-uint32_t L2Cache::victim(uint32_t base) const {
-  uint32_t best = kNone;
+uint32_t L2Cache::victim(uint32_t base) {
+  // An invalid way first; a way with a fill in flight never; among the rest, the policy's choice.
+  uint64_t* states[kMaxWays];
+  uint32_t ways[kMaxWays], n = 0;
   for (uint32_t w = 0; w < p_.ways; ++w) {
-    const Line& l = lines_[base + w];
+    Line& l = lines_[base + w];
     if (l.mshr != kNone) continue;
     if (l.tag == 0) return base + w;
-    if (best == kNone || l.lru < lines_[best].lru) best = base + w;
+    states[n] = &l.repl;
+    ways[n++] = base + w;
   }
-  return best;
+  return n == 0 ? kNone : ways[policy_->victim(states, n)];
 }
 
 void L2Cache::evict(Line& l, uint32_t s, Tick t) {
@@ -193,21 +199,22 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
       if (found == kNone) return false;
       evict(lines_[found], s, t);
       lines_[found].tag = pc.line + 1;
+      policy_->insert(lines_[found].repl);
       ++write_misses_;
     } else {
+      policy_->touch(lines_[found].repl);
       ++write_hits_;
     }
     Line& l = lines_[found];
     l.valid |= pc.mask;
     l.dirty |= pc.mask;
-    l.lru = ++lru_clock_;
     (near ? near_ : far_)++;
     piece_done(pi, t + lat);
     return true;
   }
 
   if (found != kNone && (pc.mask & ~lines_[found].valid) == 0) {
-    lines_[found].lru = ++lru_clock_;
+    policy_->touch(lines_[found].repl);
     ++read_hits_;
     (near ? near_ : far_)++;
     piece_done(pi, t + lat);
@@ -219,7 +226,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
     if (need == 0) ++merged_; else ++read_misses_;
     if (need) fetch(lines_[found].mshr, pc.line, need, s, t);
     m.wait(pi);
-    lines_[found].lru = ++lru_clock_;
+    policy_->touch(lines_[found].repl);
     (near ? near_ : far_)++;
     return true;
   }
@@ -229,12 +236,14 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
     if (found == kNone) return false;
     evict(lines_[found], s, t);
     lines_[found].tag = pc.line + 1;
+    policy_->insert(lines_[found].repl);
+  } else {
+    policy_->touch(lines_[found].repl);  // resident with sectors missing
   }
   const uint32_t mi = sl.free_mshrs.back();
   sl.free_mshrs.pop_back();
   Line& l = lines_[found];
   l.mshr = mi;
-  l.lru = ++lru_clock_;
   mshrs_[mi].line_index = found;
   mshrs_[mi].wait(pi);
   ++read_misses_;
@@ -317,13 +326,15 @@ void L2Cache::warm(const MemRequest& req) {
       if (found == kNone) continue;
       lines_[found] = Line{};
       lines_[found].tag = line + 1;
+      policy_->insert(lines_[found].repl);
     } else if (lines_[found].mshr != kNone) {
       continue;
+    } else {
+      policy_->touch(lines_[found].repl);
     }
     Line& l = lines_[found];
     l.valid |= mask;
     if (req.write) l.dirty |= mask;
-    l.lru = ++lru_clock_;
   }
 }
 

@@ -7,11 +7,17 @@
 #pragma once
 
 #include <deque>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "models/common/replacement.hpp"
 #include "models/noc/port.hpp"
 
 namespace indexsim::model {
+
+// A set's ways are searched on every access; the victim search keeps them on the stack.
+constexpr uint32_t kMaxWays = 64;
 
 struct L2Params {
   double clock_MHz = 0;
@@ -27,6 +33,7 @@ struct L2Params {
   double slice_bandwidth_Bpc = 0;
   uint32_t mshrs_per_slice = 0;
   uint32_t queue_depth_per_slice = 0;
+  std::string replacement = "lru";   // a ReplacementRegistry name (models/replacement/)
 
   static L2Params from(const config::Node& n);
   uint64_t capacity_bytes() const { return static_cast<uint64_t>(capacity_MiB * 1024.0 * 1024.0); }
@@ -53,7 +60,7 @@ class L2Cache : public FrontDevice {
   static constexpr uint32_t kNone = ~0u;
   struct Line {
     uint64_t tag = 0;  // line address + 1; 0 = invalid
-    uint64_t lru = 0;
+    uint64_t repl = 0;  // the replacement policy's word
     uint32_t mshr = kNone;
     uint8_t valid = 0, dirty = 0;
   };
@@ -101,7 +108,7 @@ class L2Cache : public FrontDevice {
   void schedule(uint32_t slice, Tick t);
   void serve(uint32_t slice, Tick t);
   bool lookup(uint32_t slice, uint32_t piece, Tick t);  // false: stall (no MSHR or way)
-  uint32_t victim(uint32_t base) const;                  // kNone when every way is pending
+  uint32_t victim(uint32_t base);                  // kNone when every way is pending
   void evict(Line& l, uint32_t slice, Tick t);
   void fetch(uint32_t mshr, uint64_t line, uint8_t need, uint32_t slice, Tick t);
   void piece_done(uint32_t piece, Tick t);
@@ -123,7 +130,8 @@ class L2Cache : public FrontDevice {
   std::vector<uint32_t> free_parents_;
   std::vector<MemCompletion> buf_;
   std::vector<uint32_t> line_slices_;   // try_enqueue: the slice of each line of the request
-  uint64_t lru_clock_ = 0, wb_ids_ = 0;
+  std::unique_ptr<ReplacementPolicy> policy_;
+  uint64_t wb_ids_ = 0;
   uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
   uint64_t writebacks_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
 };

@@ -18,10 +18,11 @@ SramParams SramParams::from(const config::Node& n) {
   p.bank_bandwidth_Bpc = n.req<double>("bank_bandwidth_Bpc", Rule::positive());
   p.access_latency_cycles = n.req<uint32_t>("access_latency_cycles", Rule::non_negative());
   p.queue_depth_per_bank = n.req<uint32_t>("queue_depth_per_bank", Rule::positive());
-  const auto policy = n.req<std::string>("policy", Rule::choice({"scratchpad", "lru", "fifo"}));
-  p.policy = policy == "lru" ? SramPolicy::Lru : policy == "fifo" ? SramPolicy::Fifo : SramPolicy::Scratchpad;
+  std::vector<std::string> policies = {kScratchpad};
+  for (const auto& name : ReplacementRegistry::instance().names()) policies.push_back(name);
+  p.policy = n.req<std::string>("policy", Rule::choice(policies));
   p.line_B = n.req<uint32_t>("line_B", Rule::power_of_two());
-  p.ways = n.req<uint32_t>("ways", Rule::positive());
+  p.ways = n.req<uint32_t>("ways", Rule::range(1, kMaxSramWays));
   const uint64_t lines = p.capacity_bytes() / p.line_B;
   if (p.capacity_bytes() % (uint64_t{p.line_B} * p.ways) != 0 || lines < p.ways)
     n.fail("capacity_KiB", std::to_string(p.capacity_KiB),
@@ -34,6 +35,7 @@ NpuSram::NpuSram(const SramParams& p)
   if (is_cache()) {
     sets_ = static_cast<uint32_t>(p_.capacity_bytes() / p_.line_B / p_.ways);
     ways_.resize(static_cast<size_t>(sets_) * p_.ways);
+    policy_ = ReplacementRegistry::instance().make(p_.policy, 1);
   }
 }
 
@@ -49,15 +51,18 @@ bool NpuSram::lookup(const MemRequest& req, Tick now) {
   Way* set = &ways_[(mix64(line) % sets_) * p_.ways];
   for (uint32_t w = 0; w < p_.ways; ++w)
     if (set[w].tag == line + 1) {
-      if (p_.policy == SramPolicy::Lru) set[w].stamp = ++stamp_;
+      policy_->touch(set[w].repl);
       set[w].dirty |= req.write;
       return true;
     }
-  Way* v = set;
-  for (uint32_t w = 0; w < p_.ways; ++w) {
-    if (set[w].tag == 0) { v = &set[w]; break; }
-    if (set[w].stamp < v->stamp) v = &set[w];
+  // An invalid way first, else the policy's choice.
+  Way* v = nullptr;
+  uint64_t* states[kMaxSramWays];
+  for (uint32_t w = 0; w < p_.ways && !v; ++w) {
+    if (set[w].tag == 0) v = &set[w];
+    states[w] = &set[w].repl;
   }
+  if (!v) v = &set[policy_->victim(states, p_.ways)];
   if (v->tag != 0) {
     ++evictions_;
     if (v->dirty) {
@@ -70,7 +75,8 @@ bool NpuSram::lookup(const MemRequest& req, Tick now) {
       ++writebacks_;
     }
   }
-  *v = Way{line + 1, ++stamp_, req.write};
+  *v = Way{line + 1, 0, req.write};
+  policy_->insert(v->repl);
   return false;
 }
 

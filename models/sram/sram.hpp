@@ -7,13 +7,19 @@
 #pragma once
 
 #include <unordered_map>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "models/common/replacement.hpp"
 #include "models/noc/port.hpp"
 
 namespace indexsim::model {
 
-enum class SramPolicy { Scratchpad, Lru, Fifo };
+// "scratchpad" (placed explicitly, never misses) or a cache with a replacement policy by its
+// ReplacementRegistry name (lru, fifo, srrip, ...), whose misses go to the backing region.
+constexpr const char* kScratchpad = "scratchpad";
+constexpr uint32_t kMaxSramWays = 64;  // the victim search keeps a set's ways on the stack
 
 struct SramParams {
   double clock_MHz = 0;
@@ -23,7 +29,7 @@ struct SramParams {
   double bank_bandwidth_Bpc = 0;
   uint32_t access_latency_cycles = 0;
   uint32_t queue_depth_per_bank = 0;
-  SramPolicy policy = SramPolicy::Scratchpad;
+  std::string policy = kScratchpad;
   uint32_t line_B = 0;  // cache modes: allocation unit
   uint32_t ways = 0;    // cache modes: associativity
 
@@ -45,12 +51,12 @@ class NpuSram : public FrontDevice {
   uint64_t capacity_bytes() const override;
   void report(StatSink& sink, const std::string& component) const override;
   bool needs_downstream() const override { return is_cache(); }
-  bool is_cache() const { return p_.policy != SramPolicy::Scratchpad; }
+  bool is_cache() const { return p_.policy != kScratchpad; }
 
  private:
   struct Way {
     uint64_t tag = 0;  // line + 1; 0 = invalid
-    uint64_t stamp = 0;  // LRU: last use; FIFO: insertion
+    uint64_t repl = 0;   // the replacement policy's word
     bool dirty = false;
   };
   struct Waiter {
@@ -72,7 +78,8 @@ class NpuSram : public FrontDevice {
   std::vector<Way> ways_;
   std::unordered_map<uint64_t, std::vector<Waiter>> pending_;  // line -> reads waiting for its fill
   std::vector<MemCompletion> buf_;
-  uint64_t stamp_ = 0, wb_ids_ = 0;
+  std::unique_ptr<ReplacementPolicy> policy_;  // cache modes
+  uint64_t wb_ids_ = 0;
   uint64_t hits_ = 0, misses_ = 0, merged_ = 0, evictions_ = 0, writebacks_ = 0, refused_ = 0;
 };
 

@@ -175,7 +175,7 @@ TEST(L2Cache, FullSliceQueueRefuses) {
 
 TEST(L2Cache, CapacityThatIsNotWholeSetsIsAConfigError) {
   auto doc = indexsim::config::Document::load_string(R"(
-l2: {impl: sectored_l2, clock_MHz: 1000, capacity_MiB: 1.1, line_B: 128, sector_B: 32, ways: 16, slices: 4,
+l2: {impl: sectored_l2, replacement: lru, clock_MHz: 1000, capacity_MiB: 1.1, line_B: 128, sector_B: 32, ways: 16, slices: 4,
      partitions: 1, hit_latency_near_cycles: 10, hit_latency_far_cycles: 10, miss_latency_cycles: 0,
      slice_bandwidth_Bpc: 64, mshrs_per_slice: 4, queue_depth_per_slice: 4}
 )", "hw.yaml");

@@ -60,12 +60,12 @@ TEST(Registry, EveryTechniqueFileIsRegistered) {
     EXPECT_TRUE(indexsim::sim::TechniqueRegistry::instance().has(name)) << name;
 }
 
-TEST(Registry, EveryProcessorModelFileIsRegistered) {
+TEST(Registry, EveryProcessorAndReplacementPolicyFileIsRegistered) {
   std::set<std::string> registered;
   for (const auto& r : indexsim::config::all_registrations()) registered.insert(r.file);
-  const auto files = implementing("models", {"Processor"});
+  const auto files = implementing("models", {"Processor", "ReplacementPolicy"});
   ASSERT_FALSE(files.empty());
-  for (const auto& f : files) EXPECT_TRUE(registered.count(f)) << f << " implements a processor but registers none";
+  for (const auto& f : files) EXPECT_TRUE(registered.count(f)) << f << " implements a processor or policy but registers none";
   EXPECT_TRUE(indexsim::model::ProcessorRegistry::instance().has("sm_array"));
 }
 

@@ -8,7 +8,6 @@
 using indexsim::model::MemRequest;
 using indexsim::model::NpuSram;
 using indexsim::model::SramParams;
-using indexsim::model::SramPolicy;
 using indexsim::model::StatSink;
 using indexsim::model::Tick;
 using indexsim::model::kNever;
@@ -19,7 +18,7 @@ using indexsim::test::drain;
 namespace {
 constexpr Tick T = 1000;  // 1000 MHz
 
-SramParams params(SramPolicy policy, double capacity_KiB, uint32_t ways) {
+SramParams params(const std::string& policy, double capacity_KiB, uint32_t ways) {
   SramParams p;
   p.clock_MHz = 1000;
   p.capacity_KiB = capacity_KiB;
@@ -35,7 +34,7 @@ SramParams params(SramPolicy policy, double capacity_KiB, uint32_t ways) {
 }
 
 // Replays line indices one at a time on a fully associative 3-line cache; returns {hits, misses}.
-std::pair<double, double> replay(SramPolicy policy, const std::vector<uint64_t>& lines) {
+std::pair<double, double> replay(const std::string& policy, const std::vector<uint64_t>& lines) {
   NpuSram s(params(policy, 3 * 128 / 1024.0, 3));  // one set of three ways
   s.attach(std::make_unique<FixedLatencyMemory>(100 * T));
   Tick t = 0;
@@ -55,20 +54,20 @@ const std::vector<uint64_t> kSequence = {1, 2, 3, 1, 4, 1, 5, 2, 1, 3};
 
 TEST(NpuSram, LruKeepsTheRecentlyUsedLineOnAKnownSequence) {
   // 1 2 3 miss; 1 hit; 4 evicts 2; 1 hit; 5 evicts 3; 2 evicts 4; 1 hit; 3 evicts 5.
-  const auto [hits, misses] = replay(SramPolicy::Lru, kSequence);
+  const auto [hits, misses] = replay("lru", kSequence);
   EXPECT_EQ(hits, 3);
   EXPECT_EQ(misses, 7);
 }
 
 TEST(NpuSram, FifoEvictsTheOldestInsertionOnTheSameSequence) {
   // 1 2 3 miss; 1 hit; 4 evicts 1; 1 evicts 2; 5 evicts 3; 2 evicts 4; 1 hit; 3 evicts 1.
-  const auto [hits, misses] = replay(SramPolicy::Fifo, kSequence);
+  const auto [hits, misses] = replay("fifo", kSequence);
   EXPECT_EQ(hits, 2);
   EXPECT_EQ(misses, 8);
 }
 
 TEST(NpuSram, ScratchpadPlacementsNeverMiss) {
-  NpuSram s(params(SramPolicy::Scratchpad, 64, 1));  // no downstream: a miss would have nowhere to go
+  NpuSram s(params("scratchpad", 64, 1));  // no downstream: a miss would have nowhere to go
   uint64_t rng = 7;
   Tick t = 0;
   for (uint64_t i = 0; i < 5000; ++i) {
@@ -86,12 +85,12 @@ TEST(NpuSram, ScratchpadPlacementsNeverMiss) {
 }
 
 TEST(NpuSram, ScratchpadAccessOutsideThePlacedCapacityIsAnError) {
-  NpuSram s(params(SramPolicy::Scratchpad, 64, 1));
+  NpuSram s(params("scratchpad", 64, 1));
   EXPECT_THROW(s.try_enqueue({1, 64 * 1024, 64, false, 0}, 0), std::out_of_range);
 }
 
 TEST(NpuSram, AccessTakesTransferPlusLatencyAndOneBankSerialises) {
-  NpuSram s(params(SramPolicy::Scratchpad, 64, 1));
+  NpuSram s(params("scratchpad", 64, 1));
   ASSERT_TRUE(s.try_enqueue({1, 0, 64, false, 0}, 0));
   ASSERT_TRUE(s.try_enqueue({2, 64, 64, false, 0}, 0));    // same 128 B bank granule: waits
   ASSERT_TRUE(s.try_enqueue({3, 128, 64, false, 0}, 0));   // next bank: in parallel
@@ -104,7 +103,7 @@ TEST(NpuSram, AccessTakesTransferPlusLatencyAndOneBankSerialises) {
 }
 
 TEST(NpuSram, CacheMissesToALineInFlightMergeIntoOneFill) {
-  NpuSram s(params(SramPolicy::Lru, 16, 4));
+  NpuSram s(params("lru", 16, 4));
   auto mem = std::make_unique<FixedLatencyMemory>(100 * T);
   auto* m = mem.get();
   s.attach(std::move(mem));

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// First in, first out: a way's word is the time it was filled; hits change nothing; the oldest fill
+// gives way (the first of equals in way order).
+#include "models/common/replacement.hpp"
+
+namespace indexsim::model {
+namespace {
+
+class Fifo : public ReplacementPolicy {
+ public:
+  void touch(uint64_t&) override {}
+  void insert(uint64_t& s) override { s = ++clock_; }
+  uint32_t victim(uint64_t* const* s, uint32_t n) override {
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < n; ++i)
+      if (*s[i] < *s[best]) best = i;
+    return best;
+  }
+
+ private:
+  uint64_t clock_ = 0;
+};
+
+INDEXSIM_REGISTER(ReplacementRegistry, "replacement", "fifo", [](uint64_t) { return std::make_unique<Fifo>(); });
+
+}  // namespace
+}  // namespace indexsim::model
