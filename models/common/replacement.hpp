@@ -27,6 +27,14 @@ class ReplacementPolicy {
   virtual uint32_t victim(uint64_t* const* way_states, uint32_t n) = 0;
 };
 
+// The index of the first of the `n` words that is smallest: the victim of the age-ordered policies.
+inline uint32_t first_smallest(uint64_t* const* way_states, uint32_t n) {
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < n; ++i)
+    if (*way_states[i] < *way_states[best]) best = i;
+  return best;
+}
+
 // Policies are built by name; `seed` feeds those that draw (the same seed, the same victims).
 using ReplacementRegistry = config::Registry<ReplacementPolicy, uint64_t>;
 

@@ -10,12 +10,7 @@ class Lru : public ReplacementPolicy {
  public:
   void touch(uint64_t& s) override { s = ++clock_; }
   void insert(uint64_t& s) override { s = ++clock_; }
-  uint32_t victim(uint64_t* const* s, uint32_t n) override {
-    uint32_t best = 0;
-    for (uint32_t i = 1; i < n; ++i)
-      if (*s[i] < *s[best]) best = i;
-    return best;
-  }
+  uint32_t victim(uint64_t* const* s, uint32_t n) override { return first_smallest(s, n); }
 
  private:
   uint64_t clock_ = 0;

@@ -536,47 +536,6 @@ class StepEmulator {
 
 }  // namespace
 
-const char* to_string(Phase p) { return p == Phase::decode ? "decode" : "prefill"; }
-
-nlohmann::json StepParams::to_json() const {
-  return {{"phase", to_string(phase)}, {"context", context},           {"batch", batch},
-          {"queries", queries},        {"chunk_tokens", chunk_tokens}, {"seed", seed}};
-}
-
-void set_step_param(StepParams& p, const std::string& key, const std::string& v) {
-  auto count = [&]() -> uint64_t {
-    // Sweep ranges write their points as numbers ("1.048576e+06"): any integral value is a count.
-    char* end = nullptr;
-    const double d = v.empty() ? -1 : std::strtod(v.c_str(), &end);
-    if (!end || *end != '\0' || d < 0 || d != std::floor(d) || d > 1.8e19)
-      throw std::invalid_argument("step." + key + " = '" + v + "': not a non-negative integer");
-    return uint64_t(d);
-  };
-  auto narrow = [&](uint64_t n) -> uint32_t {
-    if (n > UINT32_MAX) throw std::invalid_argument("step." + key + " = '" + v + "': too large");
-    return uint32_t(n);
-  };
-  if (key == "phase") {
-    if (v != "decode" && v != "prefill") throw std::invalid_argument("step.phase = '" + v + "': must be decode or prefill");
-    p.phase = v == "decode" ? Phase::decode : Phase::prefill;
-  } else if (key == "context") p.context = count();
-  else if (key == "batch") p.batch = narrow(count());
-  else if (key == "queries") p.queries = narrow(count());
-  else if (key == "chunk") p.chunk_tokens = narrow(count());
-  else if (key == "seed") p.seed = count();
-  else throw std::invalid_argument("step." + key + ": unknown step parameter (phase, context, batch, queries, chunk, seed)");
-}
-
-void validate(const StepParams& p) {
-  auto bad = [](const std::string& what, uint64_t v, const std::string& rule) {
-    throw std::invalid_argument(what + " = " + std::to_string(v) + ": " + rule);
-  };
-  if (p.batch == 0) bad("batch", p.batch, "must be >= 1");
-  if (p.new_tokens() == 0) bad(p.phase == Phase::decode ? "queries" : "chunk_tokens", 0, "must be >= 1");
-  if (p.context < p.new_tokens())
-    bad("context", p.context, "must be >= the step's new tokens (" + std::to_string(p.new_tokens()) + ")");
-  if (p.context > (1ull << 31)) bad("context", p.context, "must be <= 2^31 tokens");
-}
 
 uint32_t experts_touched(uint32_t local, uint32_t active, uint32_t total, uint64_t tokens) {
   const double miss = std::pow(1.0 - double(active) / total, double(tokens));

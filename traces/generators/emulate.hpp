@@ -12,35 +12,12 @@
 #include <string>
 
 #include "traces/generators/model_shape.hpp"
+#include "traces/generators/step.hpp"
 #include "traces/trace_data.hpp"
 
 namespace indexsim::trace {
 
 constexpr const char* kGeneratorVersion = "emulate-1";
-
-enum class Phase { decode, prefill };
-const char* to_string(Phase p);
-
-struct StepParams {
-  Phase phase = Phase::decode;
-  // Tokens of each sequence in the cache at the end of the step, the step's new tokens included:
-  // the last new token attends to all `context` tokens.
-  uint64_t context = 4096;
-  uint32_t batch = 1;           // sequences this GPU serves attention for
-  uint32_t queries = 1;         // decode: new tokens per sequence (>1: MTP / speculative decoding)
-  uint32_t chunk_tokens = 4096; // prefill: new tokens per sequence in this chunk (chunked prefill)
-  uint64_t seed = 1;
-  uint32_t new_tokens() const { return phase == Phase::decode ? queries : chunk_tokens; }
-  nlohmann::json to_json() const;
-};
-
-// Throws std::invalid_argument naming the parameter when a value is out of range.
-void validate(const StepParams& p);
-
-// The step as a document: sets one parameter by its name (phase, context, batch, queries, chunk,
-// seed), as `--set step.K=V` and sweep axes `step.K` do; std::invalid_argument naming the key and
-// the value when either is not one of them.
-void set_step_param(StepParams& p, const std::string& key, const std::string& value);
 
 TraceData emulate_step(const ModelShape& shape, const StepParams& params);
 
