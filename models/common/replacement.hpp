@@ -11,9 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "models/common/params.hpp"
 #include "models/common/registry.hpp"
 
 namespace indexsim::model {
@@ -35,13 +33,10 @@ inline uint32_t first_smallest(uint64_t* const* way_states, uint32_t n) {
   return best;
 }
 
+// Caches keep a set's candidate ways on the stack for victim(): no set has more ways than this.
+constexpr uint32_t kMaxReplacementWays = 64;
+
 // Policies are built by name; `seed` feeds those that draw (the same seed, the same victims).
 using ReplacementRegistry = config::Registry<ReplacementPolicy, uint64_t>;
-
-// The policy named by node's `key` (one of `extra` names the caller handles itself, e.g. the SRAM's
-// "scratchpad", or a registered policy); nullptr for an `extra` name. ConfigError naming the choices.
-std::unique_ptr<ReplacementPolicy> make_replacement(const config::Node& node, const std::string& key,
-                                                    const std::vector<std::string>& extra = {},
-                                                    std::string* chosen = nullptr);
 
 }  // namespace indexsim::model

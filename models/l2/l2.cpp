@@ -24,7 +24,7 @@ L2Params L2Params::from(const config::Node& n) {
   p.mshrs_per_slice = n.req<uint32_t>("mshrs_per_slice", Rule::positive());
   p.queue_depth_per_slice = n.req<uint32_t>("queue_depth_per_slice", Rule::positive());
   p.replacement = n.req<std::string>("replacement", Rule::choice(ReplacementRegistry::instance().names()));
-  if (p.ways > kMaxWays) n.fail("ways", std::to_string(p.ways), "must be <= " + std::to_string(kMaxWays));
+  if (p.ways > kMaxReplacementWays) n.fail("ways", std::to_string(p.ways), "must be <= " + std::to_string(kMaxReplacementWays));
   if (p.sector_B > p.line_B || p.line_B / p.sector_B > 8)
     n.fail("sector_B", std::to_string(p.sector_B), "must divide line_B into 1 to 8 sectors");
   if (p.partitions > p.slices) n.fail("partitions", std::to_string(p.partitions), "must be <= slices");
@@ -134,8 +134,8 @@ void L2Cache::serve(uint32_t s, Tick t) {
 
 uint32_t L2Cache::victim(uint32_t base) {
   // An invalid way first; a way with a fill in flight never; among the rest, the policy's choice.
-  uint64_t* states[kMaxWays];
-  uint32_t ways[kMaxWays], n = 0;
+  uint64_t* states[kMaxReplacementWays];
+  uint32_t ways[kMaxReplacementWays], n = 0;
   for (uint32_t w = 0; w < p_.ways; ++w) {
     Line& l = lines_[base + w];
     if (l.mshr != kNone) continue;

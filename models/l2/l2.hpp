@@ -16,9 +16,6 @@
 
 namespace indexsim::model {
 
-// A set's ways are searched on every access; the victim search keeps them on the stack.
-constexpr uint32_t kMaxWays = 64;
-
 struct L2Params {
   double clock_MHz = 0;
   double capacity_MiB = 0;

@@ -22,7 +22,7 @@ SramParams SramParams::from(const config::Node& n) {
   for (const auto& name : ReplacementRegistry::instance().names()) policies.push_back(name);
   p.policy = n.req<std::string>("policy", Rule::choice(policies));
   p.line_B = n.req<uint32_t>("line_B", Rule::power_of_two());
-  p.ways = n.req<uint32_t>("ways", Rule::range(1, kMaxSramWays));
+  p.ways = n.req<uint32_t>("ways", Rule::range(1, kMaxReplacementWays));
   const uint64_t lines = p.capacity_bytes() / p.line_B;
   if (p.capacity_bytes() % (uint64_t{p.line_B} * p.ways) != 0 || lines < p.ways)
     n.fail("capacity_KiB", std::to_string(p.capacity_KiB),
@@ -57,7 +57,7 @@ bool NpuSram::lookup(const MemRequest& req, Tick now) {
     }
   // An invalid way first, else the policy's choice.
   Way* v = nullptr;
-  uint64_t* states[kMaxSramWays];
+  uint64_t* states[kMaxReplacementWays];
   for (uint32_t w = 0; w < p_.ways && !v; ++w) {
     if (set[w].tag == 0) v = &set[w];
     states[w] = &set[w].repl;

@@ -19,7 +19,6 @@ namespace indexsim::model {
 // "scratchpad" (placed explicitly, never misses) or a cache with a replacement policy by its
 // ReplacementRegistry name (lru, fifo, srrip, ...), whose misses go to the backing region.
 constexpr const char* kScratchpad = "scratchpad";
-constexpr uint32_t kMaxSramWays = 64;  // the victim search keeps a set's ways on the stack
 
 struct SramParams {
   double clock_MHz = 0;

@@ -32,7 +32,7 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
   const std::string phase = ap.value("--phase", "decode");
   if (phase != "decode" && phase != "prefill") throw std::invalid_argument("--phase must be decode or prefill, not '" + phase + "'");
   spec.step.phase = phase == "decode" ? trace::Phase::decode : trace::Phase::prefill;
-  // The step's defaults are StepParams' (traces/generators/emulate.hpp), here as everywhere.
+  // The step's defaults are StepParams' (traces/generators/step.hpp), here as everywhere.
   spec.step.context = ap.u64("--context", spec.step.context);
   spec.step.batch = uint32_t(ap.u64("--batch", spec.step.batch));
   spec.step.queries = uint32_t(ap.u64("--queries", spec.step.queries));

@@ -99,10 +99,10 @@ int gen(ArgParser& a) {
   p.seed = a.u64("--seed", p.seed);
   const auto overrides = a.values("--set");
   a.finish();
+  sim::require_prefix(overrides, {"workload", "step"}, "trace gen");
   sim::apply_step_sets(p, overrides);
   validate(p);
   const auto t0 = std::chrono::steady_clock::now();
-  sim::require_prefix(overrides, {"workload", "step"}, "trace gen");
   auto doc = sim::load_document("workloads", resolve_workload(workload), overrides);
   ModelShape shape = load_model_shape(doc->root());
   doc->check_unused();

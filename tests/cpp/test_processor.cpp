@@ -10,6 +10,7 @@
 #include "models/sm/sm_array.hpp"
 #include "sim/engine/replay.hpp"
 #include "tests/cpp/fake_memory.hpp"
+#include "tests/cpp/test_kernel_util.hpp"
 
 using namespace indexsim;
 using model::Tick;
@@ -68,17 +69,7 @@ class UniformProcessor : public model::Processor {
   std::priority_queue<Run, std::vector<Run>, std::greater<Run>> running_;
 };
 
-trace::KernelRecord kernel(uint32_t id, uint32_t ctas, std::vector<uint32_t> deps = {}, uint32_t stream = 0) {
-  trace::KernelRecord k;
-  k.id = id;
-  k.name = "k" + std::to_string(id);
-  k.kind = "test";
-  k.grid = {ctas, 1, 1};
-  k.block = {128, 1, 1};
-  k.deps = std::move(deps);
-  k.stream = stream;
-  return k;
-}
+using test::kernel;
 
 sim::ReplayOutput run(model::Processor& p, std::vector<trace::KernelRecord> ks, bool reuse = false) {
   std::vector<trace::AccessRecord> none;

@@ -5,6 +5,7 @@
 #include "sim/engine/replay.hpp"
 #include "sim/engine/sampling.hpp"
 #include "tests/cpp/fake_memory.hpp"
+#include "tests/cpp/test_kernel_util.hpp"
 
 using namespace indexsim;
 using trace::AccessRecord;
@@ -48,17 +49,7 @@ struct Rig {
   }
 };
 
-KernelRecord kernel(uint32_t id, uint32_t ctas, std::vector<uint32_t> deps = {}, uint32_t stream = 0) {
-  KernelRecord k;
-  k.id = id;
-  k.name = "k" + std::to_string(id);
-  k.kind = "test";
-  k.grid = {ctas, 1, 1};
-  k.block = {128, 1, 1};
-  k.deps = std::move(deps);
-  k.stream = stream;
-  return k;
-}
+using test::kernel;
 
 AccessRecord stream_read(uint32_t kernel, uint32_t ctas, uint64_t bytes_per_cta) {
   AccessRecord a;
