@@ -30,7 +30,7 @@ std::vector<BenchSubcommand>& table() {
 
 const char* kMemoryUsage =
     "usage: indexsim bench memory --hardware NAME|FILE --pattern stream|random|mix|pointer-chase\n"
-    "         [--target hbm|cxl|sram|hbf|l2|system] [--requests N] [--requesters N] [--outstanding N]\n"
+    "         [--target REGION|l2|system] [--requests N] [--requesters N] [--outstanding N]\n"
     "         [--bytes B] [--footprint-MiB F] [--write-fraction W] [--seed S] [--set hardware.K=V]... [--json]\n"
     "       indexsim bench memory --hardware NAME|FILE --trace FILE\n"
     "         --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys [--back-to-back]\n"
@@ -71,7 +71,7 @@ int bench_memory(const Args& args) {
     spec.seed = ap.u64("--seed", 1);
     spec.write_fraction = ap.f64("--write-fraction", spec.pattern == sim::BenchPattern::Mix ? 1.0 / 3.0 : 0.0);
   }
-  const std::string target = ap.value("--target", "hbm");
+  std::string target = ap.value("--target");  // default: the first region of the address map
   spec.requesters = static_cast<uint32_t>(ap.u64("--requesters", 132));
   spec.outstanding = static_cast<uint32_t>(ap.u64("--outstanding", 64));
   spec.bytes = static_cast<uint32_t>(ap.u64("--bytes", 64));
@@ -84,6 +84,7 @@ int bench_memory(const Args& args) {
   sim::require_prefix(sets, {"hardware"}, "bench memory");
   auto doc = sim::load_document("hardware", hw, sets);
   auto root = doc->root();
+  if (target.empty()) target = sim::read_regions(root).front().name;
   const std::string hw_name = root.req<std::string>("name");
   root.note("description");
   // A stand-alone memory preset (e.g. hbm3-stack-6400) has no gpu section: latencies are then not

@@ -243,7 +243,7 @@ int export_plain(ArgParser& a) {
   o.bytes = static_cast<uint32_t>(a.u64("--bytes", 64));
   o.interval_cycles = a.u64("--interval-cycles", 0);
   const std::string hw = a.value("--hardware");
-  const std::string target = a.value("--target", "hbm");
+  std::string target = a.value("--target");  // default: the first region of the address map
   const auto sets = a.values("--set");
   const auto files = a.positional();
   a.finish();
@@ -257,6 +257,7 @@ int export_plain(ArgParser& a) {
     sim::require_prefix(sets, {"hardware"}, "trace export");
     auto doc = sim::load_document("hardware", hw, sets);
     auto root = doc->root();
+    if (target.empty()) target = sim::read_regions(root).front().name;
     if (auto gpu = root.opt_child("gpu")) {  // the SM model's request sizes
       o.line_bytes = gpu->req<uint32_t>("line_bytes", config::Rule::power_of_two());
       o.sector_bytes = gpu->req<uint32_t>("sector_bytes", config::Rule::power_of_two());

@@ -59,8 +59,6 @@ class Engine {
   uint64_t ctas_total_ = 0, ctas_done_ = 0, kernels_left_ = 0, requests_ = 0;
   uint32_t active_ = 0;           // kernels launched (or reused) and not yet ended
   uint32_t pending_ready_ = 0;    // kernel_ready events in the queue
-  std::vector<uint32_t> region_index_;
-  std::vector<std::string> regions_;
   std::unique_ptr<SegmentReuse> reuse_;
   model::ProcessorActivity reused_;   // busy time of the segments taken from memos
   Timeline timeline_;
@@ -75,13 +73,10 @@ void Engine::prepare() {
     if (!index_of.emplace(kernels[i].id, i).second)
       throw std::runtime_error("trace has two kernels with id " + std::to_string(kernels[i].id));
   }
-  // Regions, for per-region bytes in the roofline.
-  std::map<std::string, uint32_t> rid;
-  region_index_.resize(in_.tensor_region.size());
-  for (size_t t = 0; t < in_.tensor_region.size(); ++t)
-    region_index_[t] = rid.emplace(in_.tensor_region[t], uint32_t(rid.size())).first->second;
-  regions_.resize(rid.size());
-  for (auto& [name, i] : rid) regions_[i] = name;
+  if (in_.tensor_region.size() != in_.tensor_base.size())
+    throw std::invalid_argument("replay: every tensor needs a region (tensor_region and tensor_base differ in size)");
+  for (uint32_t r : in_.tensor_region)
+    if (r >= in_.region_peak_GBps.size()) throw std::invalid_argument("replay: a tensor's region is out of range");
   for (const auto& a : *in_.accesses) {
     auto it = index_of.find(a.kernel);
     if (it == index_of.end()) throw std::runtime_error("access record names unknown kernel " + std::to_string(a.kernel));
@@ -89,13 +84,10 @@ void Engine::prepare() {
       throw std::runtime_error("access record names unknown tensor " + std::to_string(a.tensor));
     k_[it->second].accesses.push_back(&a);
   }
-  std::vector<double> region_peak(regions_.size(), 0.0);
-  for (size_t t = 0; t < region_index_.size(); ++t)
-    region_peak[region_index_[t]] = std::max(region_peak[region_index_[t]], in_.tensor_peak_GBps[t]);
   const auto peak_flops = [this](trace::Precision p) { return proc_.peak_flops(p); };
   for (uint32_t i = 0; i < kernels.size(); ++i) {
     KernelState& k = k_[i];
-    const KernelRoofline rl = kernel_roofline(kernels[i], k.accesses, region_index_, region_peak, in_.tensor_bytes, peak_flops);
+    const KernelRoofline rl = kernel_roofline(kernels[i], k.accesses, in_.tensor_region, in_.region_peak_GBps, in_.tensor_bytes, peak_flops);
     k.mem_roofline_ns = rl.memory_ns;
     k.flop_roofline_ns = rl.compute_ns;
     for (uint32_t d : kernels[i].deps) {
@@ -116,7 +108,7 @@ void Engine::prepare() {
     if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, proc_.sample_waves());
     ctas_total_ += k.ctas_simulated;
   }
-  reuse_ = std::make_unique<SegmentReuse>(k_, region_index_, proc_.line_bytes(), proc_.kernel_launch_ps());
+  reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, proc_.line_bytes(), proc_.kernel_launch_ps());
 }
 
 void Engine::kernel_ready(uint32_t kid, Tick now) {
@@ -234,8 +226,6 @@ ReplayOutput Engine::results(Tick now) {
   ReplayOutput out;
   out.step_ns = model::ps_to_ns(now);
   out.requests = requests_;
-  out.region_names = regions_;
-  out.bytes_by_region_read.assign(regions_.size(), 0);
   const model::ProcessorActivity a = proc_.activity();
   const double resident = double(reused_.resident_ps) + double(a.resident_ps);
   const double tensor = double(reused_.compute_ps) + double(a.compute_ps);
@@ -268,8 +258,6 @@ ReplayOutput Engine::results(Tick now) {
     out.bytes_written += kr.bytes_written;
     out.kernels.push_back(std::move(kr));
   }
-  for (const auto& acc : *in_.accesses)
-    if (!acc.write) out.bytes_by_region_read[region_index_[acc.tensor]] += acc.total_bytes();
   timeline_.write(out.kernels);
   return out;
 }

@@ -23,8 +23,8 @@ struct ReplayInput {
   const std::vector<trace::KernelRecord>* kernels = nullptr;
   const std::vector<trace::AccessRecord>* accesses = nullptr;
   std::vector<uint64_t> tensor_base;          // physical base address of each tensor id
-  std::vector<double> tensor_peak_GBps;       // peak bandwidth of the region each tensor lives in
-  std::vector<std::string> tensor_region;     // region name of each tensor (for statistics)
+  std::vector<uint32_t> tensor_region;        // region of each tensor id: an index into region_peak_GBps
+  std::vector<double> region_peak_GBps;       // peak bandwidth of each region
   std::vector<uint64_t> tensor_bytes;         // footprint of each tensor: a kernel's compulsory traffic is at most this
 };
 
@@ -46,8 +46,6 @@ struct ReplayOutput {
   uint64_t bytes_read = 0, bytes_written = 0;
   double sm_busy_fraction = 0;       // mean over units of the time a CTA was resident
   double tensor_busy_fraction = 0;   // mean over units of compute-pipe busy time / step time
-  std::vector<uint64_t> bytes_by_region_read;  // indexed like region_names
-  std::vector<std::string> region_names;
 };
 
 ReplayOutput replay(model::Processor& processor, const ReplayInput& in, const ReplayOptions& opt);

@@ -96,7 +96,7 @@ class Router : public MemoryDevice {
 };
 
 // The target handed to callers: forwards to its top device and reports every part by name.
-class MemorySystem : public MemoryDevice {
+class MemorySystem : public MemoryTarget {
  public:
   std::unique_ptr<MemoryDevice> top;
   MemoryDevice* peak_source = nullptr;  // whose peak bandwidth and latency describe the target
@@ -114,6 +114,11 @@ class MemorySystem : public MemoryDevice {
   uint64_t capacity_bytes() const override { return peak_source->capacity_bytes(); }
   void report(model::StatSink& sink, const std::string& component) const override {
     for (const auto& [name, dev] : parts) dev->report(sink, component.empty() ? name : component + "." + name);
+  }
+  const MemoryDevice* part(const std::string& name) const override {
+    for (const auto& [p, dev] : parts)
+      if (p == name) return dev;
+    return nullptr;
   }
 };
 
@@ -183,6 +188,7 @@ std::vector<RegionSpec> read_regions(const Node& root) {
     s.section = r.req<std::string>("section");
     s.cached = r.req<bool>("cached");
     s.backing = r.opt<std::string>("backing", "");
+    s.tier = r.req<std::string>("tier", Rule::choice({"primary", "overflow", "pinned"}));
     for (const auto& o : out)
       if (o.name == s.name) r.fail("name", s.name, "region names must be unique");
     if (s.name == "l2" || s.name == "system") r.fail("name", s.name, "'l2' and 'system' are reserved target names");
@@ -215,14 +221,6 @@ std::vector<std::string> target_names(const Node& root) {
   return names;
 }
 
-const MemoryDevice* find_part(const MemoryDevice& target, const std::string& name) {
-  const auto* sys = dynamic_cast<const MemorySystem*>(&target);
-  if (!sys) return nullptr;
-  for (const auto& [part, dev] : sys->parts)
-    if (part == name) return dev;
-  return nullptr;
-}
-
 namespace {
 // The crossbar has one port per requester and one per L2 slice. A port count that disagrees with
 // the count it stands for folds SMs onto shared ports (or leaves slices unreachable) without a word,
@@ -241,7 +239,7 @@ void check_ports_agree(const Node& root) {
 }
 }  // namespace
 
-std::unique_ptr<MemoryDevice> make_target(const Node& root, const std::string& target) {
+std::unique_ptr<MemoryTarget> make_target(const Node& root, const std::string& target) {
   auto sys = std::make_unique<MemorySystem>();
   Builder b{root, read_regions(root), {}, {}, {}, sys.get()};
   const size_t n = b.regions.size();

@@ -27,6 +27,7 @@ struct RegionSpec {
   std::string section;  // e.g. "memory.hbm"
   bool cached = false;  // reached through the L2
   std::string backing;  // region whose device serves this device's misses; empty if none
+  std::string tier;     // which tensors placement puts here: primary, overflow or pinned (sim/placement)
 };
 
 // The region table, in address order (entry i starts at i << kRegionWindowBits).
@@ -39,12 +40,15 @@ uint64_t region_base(const config::Node& hw_root, const std::string& region);
 // "system" (NoC, L2 and every region).
 std::vector<std::string> target_names(const config::Node& hw_root);
 
+// A built target: a memory device whose parts (the NoC, the L2, each region's device) can be asked
+// for by the name they report under, for their capacity and peak without building them again.
+class MemoryTarget : public model::MemoryDevice {
+ public:
+  virtual const model::MemoryDevice* part(const std::string& name) const = 0;  // nullptr if none
+};
+
 // Builds one bench or simulation target from the hardware root. The returned device reports each
 // of its parts under its own component name ("noc", "l2", region names).
-std::unique_ptr<model::MemoryDevice> make_target(const config::Node& hw_root, const std::string& target);
-
-// The part of a target built by make_target that reports under `name` ("noc", "l2", a region's
-// name), or nullptr: a region's capacity and peak without building its device a second time.
-const model::MemoryDevice* find_part(const model::MemoryDevice& target, const std::string& name);
+std::unique_ptr<MemoryTarget> make_target(const config::Node& hw_root, const std::string& target);
 
 }  // namespace indexsim::sim

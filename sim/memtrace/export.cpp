@@ -38,10 +38,10 @@ ExportStats expand_accesses(const trace::TraceData& t, const ExportOptions& o,
       used.back().id = static_cast<uint32_t>(used.size() - 1);
     }
   }
-  RegionInfo hbm;
-  hbm.name = "hbm";
-  hbm.capacity_bytes = o.capacity_bytes ? o.capacity_bytes : std::numeric_limits<uint64_t>::max() / 2;
-  const Placement pl = place(used, {hbm}, PlacementPolicy{});
+  RegionInfo target;  // one flat primary region: the exported trace's device-local addresses
+  target.name = "target";
+  target.capacity_bytes = o.capacity_bytes ? o.capacity_bytes : std::numeric_limits<uint64_t>::max() / 2;
+  const Placement pl = place(used, {target}, PlacementPolicy{});
   std::vector<uint64_t> base(t.tensors.size(), 0);
   for (size_t i = 0; i < dense.size(); ++i)
     if (dense[i] >= 0) base[i] = pl.address[static_cast<size_t>(dense[i])];

@@ -63,6 +63,13 @@ int priority(TensorClass c) {
 }
 }  // namespace
 
+Tier parse_tier(const std::string& text) {
+  if (text == "primary") return Tier::primary;
+  if (text == "overflow") return Tier::overflow;
+  if (text == "pinned") return Tier::pinned;
+  throw std::invalid_argument("tier '" + text + "': must be primary, overflow or pinned");
+}
+
 uint64_t Placement::bytes_in(const std::string& region, const std::vector<trace::TensorRecord>& tensors,
                              TensorClass cls) const {
   uint64_t s = 0;
@@ -84,15 +91,18 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
       if (regions[i].name == name) return int(i);
     return -1;
   };
-  const int hbm = index("hbm");
-  const int cxl = policy.cxl_enabled ? index("cxl") : -1;
-  if (hbm < 0) throw std::runtime_error("placement: the hardware has no 'hbm' region");
-  if (policy.cxl_enabled && index("cxl") < 0)
-    throw std::runtime_error("placement: cxl_enabled is true but the hardware has no 'cxl' region");
+  std::vector<int> primary, overflow;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    if (regions[i].tier == Tier::primary) primary.push_back(int(i));
+    if (regions[i].tier == Tier::overflow && policy.cxl_enabled) overflow.push_back(int(i));
+  }
+  if (primary.empty()) throw std::runtime_error("placement: no region of the hardware has tier: primary (noc.regions)");
+  if (policy.cxl_enabled && overflow.empty())
+    throw std::runtime_error("placement: cxl_enabled is true but no region of the hardware has tier: overflow (noc.regions)");
 
   std::vector<uint64_t> budget(regions.size());
   for (size_t i = 0; i < regions.size(); ++i) budget[i] = regions[i].capacity_bytes;
-  budget[hbm] = uint64_t(double(regions[hbm].capacity_bytes) * policy.hbm_budget_fraction);
+  for (int r : primary) budget[r] = uint64_t(double(regions[r].capacity_bytes) * policy.hbm_budget_fraction);
 
   auto pages = [&](uint64_t bytes) { return (bytes + policy.page_bytes - 1) / policy.page_bytes * policy.page_bytes; };
   auto put = [&](const trace::TensorRecord& t, int r) {
@@ -128,16 +138,23 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
   for (uint32_t id : order) {
     if (done[id]) continue;
     const auto& t = tensors[id];
-    if (fits(t, hbm)) {
-      put(t, hbm);
-    } else if (fits(t, cxl)) {
-      put(t, cxl);
+    const auto first_fit = [&](const std::vector<int>& tier) {
+      for (int r : tier)
+        if (fits(t, r)) return r;
+      return -1;
+    };
+    if (const int r = first_fit(primary); r >= 0) {
+      put(t, r);
+    } else if (const int o = first_fit(overflow); o >= 0) {
+      put(t, o);
       pl.spilled.push_back(t.name);
     } else {
-      throw std::runtime_error("placement: tensor " + t.name + " (" + std::to_string(t.bytes) +
-                               " B) does not fit: HBM budget " + std::to_string(budget[hbm]) + " B (" +
-                               policy.hbm_alloc_strategy + "), " + std::to_string(pl.allocated_bytes[hbm]) +
-                               " B already allocated" + (cxl >= 0 ? ", and the CXL pool is full" : ", CXL disabled"));
+      std::string where;
+      for (int r : primary)
+        where += (where.empty() ? "" : "; ") + regions[r].name + " budget " + std::to_string(budget[r]) + " B (" +
+                 policy.hbm_alloc_strategy + "), " + std::to_string(pl.allocated_bytes[r]) + " B already allocated";
+      throw std::runtime_error("placement: tensor " + t.name + " (" + std::to_string(t.bytes) + " B) does not fit: " +
+                               where + (overflow.empty() ? ", overflow disabled (cxl_enabled: false)" : ", and the overflow tier is full"));
     }
   }
   const double alloc = double(std::accumulate(pl.allocated_bytes.begin(), pl.allocated_bytes.end(), uint64_t(0)));

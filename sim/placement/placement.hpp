@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where each tensor of a step lives: HBM, the CXL pool, NPU SRAM or flash (HBF).
+// Where each tensor of a step lives, among the regions of the hardware's address map.
 //
-// Tensors are placed in priority order (the bytes read per byte stored, highest first: activations,
-// weights, indexer caches, linear state, KV caches) into HBM up to the strategy's budget (a share of
-// HBM capacity), then spilled to the CXL pool when it is enabled. Pins (e.g. IndexShare's first-layer
-// index cache in SRAM) are honoured first. Each region is carved into pages; fragmentation is the
+// Each region has a tier (`noc.regions[].tier` in the hardware file): `primary` regions (the GPU's
+// HBM) take tensors up to the strategy's budget (a share of their capacity), `overflow` regions (a
+// CXL pool) take what does not fit when overflow is enabled (`cxl_enabled`, the seeds' CXL_ENABLED),
+// `pinned` regions (an NPU SRAM, a flash tier) take only the tensors a technique pins there. Within
+// a tier, regions fill in the table's order. Tensors are placed in priority order (the bytes read
+// per byte stored, highest first: activations, weights, indexer caches, linear state, KV caches);
+// pins (e.g. IndexShare's first-layer index cache) are honoured first. Each region is carved into pages; fragmentation is the
 // share of allocated bytes that no tensor uses (page rounding), the seeds' "memory fragmentation".
 #pragma once
 
@@ -18,8 +21,13 @@
 
 namespace indexsim::sim {
 
+enum class Tier { primary, overflow, pinned };
+// "primary", "overflow" or "pinned"; std::invalid_argument naming the text otherwise.
+Tier parse_tier(const std::string& text);
+
 struct RegionInfo {
   std::string name;
+  Tier tier = Tier::primary;
   uint64_t base = 0;
   uint64_t capacity_bytes = 0;
   double peak_GBps = 0;

@@ -5,7 +5,8 @@
 //  - overlap: each sparse-attention layer's KV rows are prefetched into the L2 on a second stream as
 //    soon as its top-k is known, while the previous layer's last kernel runs, so the attention
 //    kernel's gather hits in the L2;
-//  - first_layer_sram: the first full layer's indexer cache is placed in the NPU SRAM region;
+//  - first_layer_sram: the first full layer's indexer cache is pinned to the region the file names
+//    (`first_layer_region`, the NPU SRAM's row of the hardware's noc.regions);
 //  - index_compression: hashed index storage at `compression_ratio` of the bytes, paid for with
 //    CUDA-core work per scored element (the hash decode).
 #include <map>
@@ -27,6 +28,7 @@ class IndexShare : public Technique {
     full_first_ = n.opt<uint32_t>("full_first_layers", 1, Rule::range(1, 1024));
     overlap_ = n.opt<bool>("overlap", true);
     first_layer_sram_ = n.opt<bool>("first_layer_sram", false);
+    if (first_layer_sram_ || n.has("first_layer_region")) first_layer_region_ = n.req<std::string>("first_layer_region");
     compression_ = n.opt<bool>("index_compression", false);
     compression_ratio_ = n.opt<double>("compression_ratio", 1.0 / 3.0, Rule::range(0.01, 1.0));
     lookup_flops_ = n.opt<double>("lookup_simt_flops_per_element", 4.0, Rule::non_negative());
@@ -59,7 +61,7 @@ class IndexShare : public Technique {
     rep["full_layers"] = full;
     if (first_layer_sram_ && first_full >= 0) {
       const std::string t = "L" + std::to_string(first_full) + ".indexer_cache";
-      ctx.placement->pins[t] = "sram";
+      ctx.placement->pins[t] = first_layer_region_;
       rep["pinned"] = t;
     }
     if (compression_) {
@@ -121,6 +123,7 @@ class IndexShare : public Technique {
   uint32_t group_ = 4, full_first_ = 1;
   bool overlap_ = true, first_layer_sram_ = false, compression_ = false;
   double compression_ratio_ = 1.0 / 3.0, lookup_flops_ = 4.0;
+  std::string first_layer_region_;  // noc.regions name the first full layer's indexer cache is pinned to
 };
 
 }  // namespace

@@ -72,8 +72,8 @@ sim::ReplayOutput run(const Rig& rig, std::vector<KernelRecord> ks, std::vector<
   in.kernels = &ks;
   in.accesses = &as;
   in.tensor_base = {0};
-  in.tensor_peak_GBps = {mem.peak_bandwidth_GBps()};
-  in.tensor_region = {"hbm"};
+  in.tensor_region = {0};
+  in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
   sim::ReplayOptions opt;
   opt.fast = fast;
   return sim::replay(proc, in, opt);
@@ -219,8 +219,8 @@ sim::ReplayOutput run_fast(const Rig& rig, std::vector<KernelRecord> ks, std::ve
   in.kernels = &ks;
   in.accesses = &as;
   in.tensor_base = {0, 1 << 24};  // two tensors of one shape at different addresses (two layers)
-  in.tensor_peak_GBps = {mem.peak_bandwidth_GBps(), mem.peak_bandwidth_GBps()};
-  in.tensor_region = {"hbm", "hbm"};
+  in.tensor_region = {0, 0};
+  in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
   sim::ReplayOptions opt;
   opt.fast = fast;
   opt.reuse = reuse;
@@ -294,9 +294,9 @@ TEST(Replay, ASegmentOfOverlappingKernelsThatRepeatsAnEarlierOneIsReusedWhole) {
     in.accesses = &as;
     for (uint32_t t = 0; t < 12; ++t) {
       in.tensor_base.push_back(uint64_t(t) << 24);
-      in.tensor_peak_GBps.push_back(mem.peak_bandwidth_GBps());
-      in.tensor_region.push_back("hbm");
+      in.tensor_region.push_back(0);
     }
+    in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
     sim::ReplayOptions opt;
     opt.reuse = reuse;
     return sim::replay(proc, in, opt);
