@@ -80,35 +80,30 @@ bool CxlExpander::try_enqueue(const MemRequest& req, Tick now) {
 }
 
 void CxlExpander::advance(Tick now, std::vector<MemCompletion>& done) {
-  DownstreamClock below(dram_);
-  for (;;) {
-    const Tick td = below.next_event(), te = events_.top_time();
-    const Tick t = std::min(td, te);
-    if (t == kNever || t > now) break;
-    if (td <= te) {
-      buf_.clear();
-      dram_.advance(td, buf_);
-      for (const auto& c : buf_) {
-        const Flight& f = flights_[c.id];
-        const double wire = f.write ? header_wire_B(f.bytes) : data_wire_B(f.bytes);
-        const Tick start = std::max(c.done, s2m_free_);
-        s2m_free_ = start + wire_ps(wire);
-        s2m_wire_B_ += wire;
-        MemRequest r;
-        r.id = c.id;
-        events_.push(s2m_free_ + ns_to_ps(p_.port_latency_ns), {false, r});
-      }
-      continue;
-    }
-    const Event e = events_.pop();
-    if (e.to_dram) {
-      dram_.send(e.req, te);
-    } else {
-      done.push_back({flights_[e.req.id].id, te});
-      free_slots_.push_back(static_cast<uint32_t>(e.req.id));
-      --in_flight_;
-    }
-  }
+  run_until(
+      now, dram_, events_, buf_,
+      [&](const std::vector<MemCompletion>& batch) {
+        for (const auto& c : batch) {
+          const Flight& f = flights_[c.id];
+          const double wire = f.write ? header_wire_B(f.bytes) : data_wire_B(f.bytes);
+          const Tick start = std::max(c.done, s2m_free_);
+          s2m_free_ = start + wire_ps(wire);
+          s2m_wire_B_ += wire;
+          MemRequest r;
+          r.id = c.id;
+          events_.push(s2m_free_ + ns_to_ps(p_.port_latency_ns), {false, r});
+        }
+      },
+      [&](Tick te) {
+        const Event e = events_.pop();
+        if (e.to_dram) {
+          dram_.send(e.req, te);
+        } else {
+          done.push_back({flights_[e.req.id].id, te});
+          free_slots_.push_back(static_cast<uint32_t>(e.req.id));
+          --in_flight_;
+        }
+      });
 }
 
 double CxlExpander::peak_bandwidth_GBps() const {

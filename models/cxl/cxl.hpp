@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "models/noc/port.hpp"
+#include "models/common/port.hpp"
 
 namespace indexsim::model {
 

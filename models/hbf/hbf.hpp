@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "models/noc/port.hpp"
+#include "models/common/port.hpp"
 
 namespace indexsim::model {
 

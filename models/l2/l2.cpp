@@ -284,32 +284,27 @@ void L2Cache::fill_done(uint32_t mi, Tick t) {
 }
 
 void L2Cache::advance(Tick now, std::vector<MemCompletion>& done) {
-  DownstreamClock below(down_);
-  for (;;) {
-    const Tick td = below.next_event(), te = events_.top_time();
-    const Tick t = std::min(td, te);
-    if (t == kNever || t > now) break;
-    if (td <= te) {
-      buf_.clear();
-      down_.advance(td, buf_);
-      // A full memory returns dozens of fills at once, each for an MSHR and a line last touched when
-      // the miss went out: ask for all of those lines first, so that the misses overlap.
-      for (const auto& c : buf_)
-        if (!(c.id & 1)) __builtin_prefetch(&mshrs_[c.id >> 1]);
-      for (const auto& c : buf_)
-        if (!(c.id & 1)) __builtin_prefetch(&lines_[mshrs_[c.id >> 1].line_index]);
-      for (const auto& c : buf_)
-        if (!(c.id & 1)) fill_done(static_cast<uint32_t>(c.id >> 1), c.done);
-      continue;
-    }
-    const Event e = events_.pop();
-    if (e.service) {
-      serve(e.index, te);
-    } else {
-      done.push_back({parents_[e.index].id, te});
-      free_parents_.push_back(e.index);
-    }
-  }
+  run_until(
+      now, down_, events_, buf_,
+      [&](const std::vector<MemCompletion>& batch) {
+        // A full memory returns dozens of fills at once, each for an MSHR and a line last touched when
+        // the miss went out: ask for all of those lines first, so that the misses overlap.
+        for (const auto& c : batch)
+          if (!(c.id & 1)) __builtin_prefetch(&mshrs_[c.id >> 1]);
+        for (const auto& c : batch)
+          if (!(c.id & 1)) __builtin_prefetch(&lines_[mshrs_[c.id >> 1].line_index]);
+        for (const auto& c : batch)
+          if (!(c.id & 1)) fill_done(static_cast<uint32_t>(c.id >> 1), c.done);
+      },
+      [&](Tick te) {
+        const Event e = events_.pop();
+        if (e.service) {
+          serve(e.index, te);
+        } else {
+          done.push_back({parents_[e.index].id, te});
+          free_parents_.push_back(e.index);
+        }
+      });
 }
 
 void L2Cache::warm(const MemRequest& req) {

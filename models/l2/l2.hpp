@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/common/replacement.hpp"
-#include "models/noc/port.hpp"
+#include "models/common/port.hpp"
 
 namespace indexsim::model {
 

@@ -78,57 +78,52 @@ Tick Crossbar::through_memory_ports(const Flight& f, Tick t, std::vector<Tick>& 
 }
 
 void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
-  DownstreamClock below(down_);
-  for (;;) {
-    const Tick td = below.next_event(), te = events_.top_time();
-    const Tick t = std::min(td, te);
-    if (t == kNever || t > now) break;
-    if (td <= te) {
-      buf_.clear();
-      down_.advance(td, buf_);
-      for (const auto& c : buf_) {  // the response leaves through its memory ports
-        const Flight& f = flights_[c.id];
-        const Tick left = through_memory_ports(f, c.done, mem_down_free_, !f.write);
-        bytes_down_ += f.down_bytes;
-        events_.push(left + clk_.cycles(p_.response_latency_cycles), {Kind::AtSmPort, static_cast<uint32_t>(c.id)});
-      }
-      continue;
-    }
-    const Event e = events_.pop();
-    switch (e.kind) {
-      case Kind::AtMemoryPort: {
-        const Flight& f = flights_[e.slot];
-        events_.push(through_memory_ports(f, te, mem_up_free_, f.write), {Kind::Forward, e.slot});
-        break;
-      }
-      case Kind::Forward: {
-        const Flight& f = flights_[e.slot];
-        MemRequest r;
-        r.id = e.slot;
-        r.addr = f.addr;
-        r.bytes = f.req_bytes;
-        r.write = f.write;
-        r.source = f.source;
-        down_.send(r, te);
-        break;
-      }
-      case Kind::AtSmPort: {
-        const Flight& f = flights_[e.slot];
-        const Tick start = std::max(te, sm_down_free_[f.sm_port]);
-        sm_down_free_[f.sm_port] = start + occupancy(f.down_bytes);
-        port_wait_ps_ += start - te;
-        events_.push(sm_down_free_[f.sm_port], {Kind::Complete, e.slot});
-        break;
-      }
-      case Kind::Complete: {
-        const uint32_t slot = e.slot;
-        --in_flight_[flights_[slot].sm_port];
-        done.push_back({flights_[slot].id, te});
-        free_flights_.push_back(slot);
-        break;
-      }
-    }
-  }
+  run_until(
+      now, down_, events_, buf_,
+      [&](const std::vector<MemCompletion>& batch) {
+        for (const auto& c : batch) {  // the response leaves through its memory ports
+          const Flight& f = flights_[c.id];
+          const Tick left = through_memory_ports(f, c.done, mem_down_free_, !f.write);
+          bytes_down_ += f.down_bytes;
+          events_.push(left + clk_.cycles(p_.response_latency_cycles), {Kind::AtSmPort, static_cast<uint32_t>(c.id)});
+        }
+      },
+      [&](Tick te) {
+        const Event e = events_.pop();
+        switch (e.kind) {
+          case Kind::AtMemoryPort: {
+            const Flight& f = flights_[e.slot];
+            events_.push(through_memory_ports(f, te, mem_up_free_, f.write), {Kind::Forward, e.slot});
+            break;
+          }
+          case Kind::Forward: {
+            const Flight& f = flights_[e.slot];
+            MemRequest r;
+            r.id = e.slot;
+            r.addr = f.addr;
+            r.bytes = f.req_bytes;
+            r.write = f.write;
+            r.source = f.source;
+            down_.send(r, te);
+            break;
+          }
+          case Kind::AtSmPort: {
+            const Flight& f = flights_[e.slot];
+            const Tick start = std::max(te, sm_down_free_[f.sm_port]);
+            sm_down_free_[f.sm_port] = start + occupancy(f.down_bytes);
+            port_wait_ps_ += start - te;
+            events_.push(sm_down_free_[f.sm_port], {Kind::Complete, e.slot});
+            break;
+          }
+          case Kind::Complete: {
+            const uint32_t slot = e.slot;
+            --in_flight_[flights_[slot].sm_port];
+            done.push_back({flights_[slot].id, te});
+            free_flights_.push_back(slot);
+            break;
+          }
+        }
+      });
 }
 
 double Crossbar::peak_bandwidth_GBps() const {

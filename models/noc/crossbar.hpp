@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/noc/port.hpp"
+#include "models/common/port.hpp"
 
 namespace indexsim::model {
 

@@ -120,28 +120,23 @@ bool NpuSram::try_enqueue(const MemRequest& req, Tick now) {
 }
 
 void NpuSram::advance(Tick now, std::vector<MemCompletion>& done) {
-  DownstreamClock below(down_);
-  for (;;) {
-    const Tick td = below.next_event(), te = events_.top_time();
-    const Tick t = std::min(td, te);
-    if (t == kNever || t > now) break;
-    if (td <= te) {
-      buf_.clear();
-      down_.advance(td, buf_);
-      for (const auto& c : buf_) {
-        if (c.id & 1) continue;
-        auto it = pending_.find(c.id >> 1);
-        for (const Waiter& w : it->second) events_.push(serve_bank(w.bank, w.bytes, c.done), w.id);
-        pending_.erase(it);
-      }
-      continue;
-    }
-    const uint64_t id = events_.pop();
-    auto it = bank_of_id_.find(id);
-    --bank_in_flight_[it->second];
-    bank_of_id_.erase(it);
-    done.push_back({id, te});
-  }
+  run_until(
+      now, down_, events_, buf_,
+      [&](const std::vector<MemCompletion>& batch) {
+        for (const auto& c : batch) {
+          if (c.id & 1) continue;
+          auto it = pending_.find(c.id >> 1);
+          for (const Waiter& w : it->second) events_.push(serve_bank(w.bank, w.bytes, c.done), w.id);
+          pending_.erase(it);
+        }
+      },
+      [&](Tick te) {
+        const uint64_t id = events_.pop();
+        auto it = bank_of_id_.find(id);
+        --bank_in_flight_[it->second];
+        bank_of_id_.erase(it);
+        done.push_back({id, te});
+      });
 }
 
 double NpuSram::peak_bandwidth_GBps() const { return p_.banks * p_.bank_bandwidth_Bpc * p_.clock_MHz * 1e6 / 1e9; }

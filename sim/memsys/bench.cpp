@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "models/noc/port.hpp"
+#include "models/common/port.hpp"
 
 namespace indexsim::sim {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "models/noc/port.hpp"
+#include "models/common/port.hpp"
 
 namespace indexsim::sim {
 
@@ -96,7 +96,7 @@ class Router : public MemoryDevice {
 };
 
 // The target handed to callers: forwards to its top device and reports every part by name.
-class MemorySystem : public MemoryTarget {
+class MemorySystem : public BuiltTarget {
  public:
   std::unique_ptr<MemoryDevice> top;
   MemoryDevice* peak_source = nullptr;  // whose peak bandwidth and latency describe the target
@@ -239,7 +239,7 @@ void check_ports_agree(const Node& root) {
 }
 }  // namespace
 
-std::unique_ptr<MemoryTarget> make_target(const Node& root, const std::string& target) {
+std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& target) {
   auto sys = std::make_unique<MemorySystem>();
   Builder b{root, read_regions(root), {}, {}, {}, sys.get()};
   const size_t n = b.regions.size();

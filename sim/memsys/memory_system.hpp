@@ -42,13 +42,13 @@ std::vector<std::string> target_names(const config::Node& hw_root);
 
 // A built target: a memory device whose parts (the NoC, the L2, each region's device) can be asked
 // for by the name they report under, for their capacity and peak without building them again.
-class MemoryTarget : public model::MemoryDevice {
+class BuiltTarget : public model::MemoryDevice {
  public:
   virtual const model::MemoryDevice* part(const std::string& name) const = 0;  // nullptr if none
 };
 
 // Builds one bench or simulation target from the hardware root. The returned device reports each
 // of its parts under its own component name ("noc", "l2", region names).
-std::unique_ptr<MemoryTarget> make_target(const config::Node& hw_root, const std::string& target);
+std::unique_ptr<BuiltTarget> make_target(const config::Node& hw_root, const std::string& target);
 
 }  // namespace indexsim::sim

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/noc/crossbar.hpp"
-#include "models/noc/port.hpp"
+#include "models/common/port.hpp"
 #include "tests/cpp/fake_memory.hpp"
 #include "tests/cpp/test_memsys_fixed.hpp"
 

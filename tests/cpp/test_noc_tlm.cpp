@@ -2,7 +2,7 @@
 // The thin SystemC adapter: a loosely-timed b_transport adds the core's latency to `delay`.
 #include <gtest/gtest.h>
 
-#include "models/noc/tlm_target.hpp"
+#include "models/common/tlm_target.hpp"
 #include "tests/cpp/systemc_fixture.hpp"
 #include "tests/cpp/test_memsys_fixed.hpp"
 

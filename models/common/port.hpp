@@ -195,4 +195,26 @@ inline uint64_t mix64(uint64_t x) {
   return x;
 }
 
+
+// The event loop of every unit with its own events over a device below (crossbar, L2, SRAM, CXL):
+// up to `now`, in time order, either the downstream's next batch of completions (first on a tie)
+// or the unit's own next event. `on_completions(batch)` answers a batch the downstream reported;
+// `on_event(t)` pops and handles the unit's next event, due at t.
+template <class Payload, class OnCompletions, class OnEvent>
+void run_until(Tick now, Downstream& down, const EventHeap<Payload>& events, std::vector<MemCompletion>& buf,
+               OnCompletions&& on_completions, OnEvent&& on_event) {
+  DownstreamClock below(down);
+  for (;;) {
+    const Tick td = below.next_event(), te = events.top_time();
+    if (std::min(td, te) > now) break;  // kNever is the largest Tick
+    if (td <= te) {
+      buf.clear();
+      down.advance(td, buf);
+      on_completions(buf);
+    } else {
+      on_event(te);
+    }
+  }
+}
+
 }  // namespace indexsim::model

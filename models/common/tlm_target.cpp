@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/noc/tlm_target.hpp"
+#include "models/common/tlm_target.hpp"
 
 #include <stdexcept>
 
