@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -226,12 +227,54 @@ template std::vector<uint32_t> Node::req_list<uint32_t>(const std::string&, cons
 template std::vector<double> Node::req_list<double>(const std::string&, const Rule&) const;
 template std::vector<std::string> Node::req_list<std::string>(const std::string&, const Rule&) const;
 
+namespace {
+YAML::Node merged(const YAML::Node& base, const YAML::Node& over);
+
+// A mapping with `preset: NAME` is the file NAME.yaml (beside the file that names it: a path
+// relative to its folder) with the mapping's other keys laid over it, so that a section shared by
+// several presets is written once (`cxl: {preset: sections/cxl-type3-x16}`). Presets may name
+// presets, eight deep.
+YAML::Node expand_presets(const YAML::Node& n, const std::string& file, const std::string& path, int depth) {
+  if (n.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (size_t i = 0; i < n.size(); ++i) out.push_back(expand_presets(n[i], file, path + "." + std::to_string(i), depth));
+    return out;
+  }
+  if (!n.IsMap()) return n;
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>();
+    if (k == "preset") continue;
+    out[k] = expand_presets(kv.second, file, path.empty() ? k : path + "." + k, depth);
+  }
+  const YAML::Node preset = n["preset"];
+  if (!preset.IsDefined()) return out;
+  const std::string key = path.empty() ? "preset" : path + ".preset";
+  if (!preset.IsScalar()) throw ConfigError(file, key, yaml_scalar_text(preset), "must name a preset file");
+  if (depth >= 8) throw ConfigError(file, key, preset.Scalar(), "presets nested deeper than 8 (a cycle?)");
+  const std::string preset_file =
+      (std::filesystem::path(file).parent_path() / (preset.Scalar() + ".yaml")).lexically_normal().string();
+  std::ifstream in(preset_file);
+  if (!in) throw ConfigError(file, key, preset.Scalar(), "no preset file " + preset_file);
+  YAML::Node body;
+  try {
+    body = YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(preset_file, "", "", std::string("YAML syntax error: ") + e.what());
+  }
+  if (!body.IsMap()) throw ConfigError(preset_file, "", "", "a preset's top level must be a mapping (the section's keys)");
+  return merged(expand_presets(body, preset_file, "", depth + 1), out);
+}
+}  // namespace
+
 std::shared_ptr<Document> Document::load_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw ConfigError(file, "", "", "cannot open file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return load_string(ss.str(), file);
+  auto d = load_string(ss.str(), file);
+  d->tree_ = expand_presets(d->tree_, file, "", 0);
+  return d;
 }
 
 std::shared_ptr<Document> Document::load_string(const std::string& text, const std::string& name) {

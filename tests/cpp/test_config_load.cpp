@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -102,4 +103,40 @@ TEST(ConfigLoad, StepParametersAreOneDocumentWithOneSetOfDefaults) {
                              "--set 'workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]'");
   ASSERT_EQ(rc, 0) << out.substr(0, 2000);
   EXPECT_NE(out.find("\"context\": " + std::to_string(trace::StepParams{}.context)), std::string::npos);
+}
+
+TEST(ConfigLoad, ASectionNamesAPresetAndOverridesBesideIt) {
+  // sections/part.yaml holds {a: 1, b: {c: 2, d: 3}}; the section takes it and lays b.d: 4 over it.
+  const std::string dir = testing::TempDir() + "preset_test/";
+  std::filesystem::create_directories(dir + "sections");
+  std::ofstream(dir + "sections/part.yaml") << "a: 1\nb: {c: 2, d: 3}\n";
+  std::ofstream(dir + "hw.yaml") << "unit:\n  preset: sections/part\n  b: {d: 4}\n";
+  auto doc = config::Document::load_file(dir + "hw.yaml");
+  auto unit = doc->root().child("unit");
+  EXPECT_EQ(unit.req<int>("a"), 1);
+  EXPECT_EQ(unit.child("b").req<int>("c"), 2);
+  EXPECT_EQ(unit.child("b").req<int>("d"), 4);
+  doc->check_unused();  // `preset` itself is consumed by the expansion
+  // A missing preset names the file, the key and what it looked for.
+  std::ofstream(dir + "bad.yaml") << "unit: {preset: sections/nothing}\n";
+  try {
+    config::Document::load_file(dir + "bad.yaml");
+    FAIL() << "a missing preset was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.path, "unit.preset");
+    EXPECT_NE(e.rule.find("sections/nothing.yaml"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConfigLoad, TheGpuPresetsShareTheirCxlSramAndHbfSections) {
+  // One file each in configs/hardware/sections/: every GPU preset reads the same values, and
+  // `--set` reaches into an expanded section as into any other.
+  for (const char* gpu : {"a100", "b200", "h100", "h200"}) {
+    auto doc = sim::load_document("hardware", gpu, {"hardware.memory.cxl.lanes=8"});
+    auto mem = doc->root().child("memory");
+    EXPECT_EQ(mem.child("cxl").req<int>("lanes"), 8) << gpu;
+    EXPECT_EQ(mem.child("cxl").child("dram").req<std::string>("impl"), "ddr5") << gpu;
+    EXPECT_EQ(mem.child("sram").req<std::string>("impl"), "npu_sram") << gpu;
+    EXPECT_EQ(mem.child("hbf").req<std::string>("impl"), "hbf") << gpu;
+  }
 }
