@@ -104,7 +104,7 @@ void encode_one(const TensorRecord& t, PayloadWriter& w) {
 void encode_one(const KernelRecord& k, PayloadWriter& w) {
   w.u32(k.id);
   w.str(k.name);
-  w.str(k.kind);
+  w.str(to_string(k.kind));
   w.i32(k.layer);
   w.u32(k.stream);
   for (uint32_t g : k.grid) w.u32(g);
@@ -175,7 +175,7 @@ Record decode(BlockType type, PayloadReader& r) {
       KernelRecord k;
       k.id = r.u32();
       k.name = r.str();
-      k.kind = r.str();
+      k.kind = kernel_kind(r.str());
       k.layer = r.i32();
       k.stream = r.u32();
       for (auto& g : k.grid) g = r.u32();

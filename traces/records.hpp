@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "traces/kernel_kind.hpp"
+
 namespace indexsim::trace {
 
 constexpr uint32_t kFormatVersion = 1;
@@ -43,7 +45,7 @@ struct TensorRecord {
 struct KernelRecord {
   uint32_t id = 0;
   std::string name;          // e.g. "L12.indexer_score"
-  std::string kind;          // indexer_score, topk, sparse_attn, index_append, gemm, gemv, ...
+  KernelKind kind = KernelKind::gemm;   // traces/kernel_kind.hpp
   int32_t layer = -1;
   uint32_t stream = 0;
   std::array<uint32_t, 3> grid{1, 1, 1};

@@ -46,8 +46,8 @@ void Summary::add(const Record& rec) {
     ++c.tensors;
     c.footprint_bytes += t->bytes;
   } else if (const auto* k = std::get_if<KernelRecord>(&rec)) {
-    kernel_kind_[k->id] = k->kind;
-    for (KindTotals* kt : {&by_kind[k->kind], &all}) {
+    kernel_kind_[k->id] = to_string(k->kind);
+    for (KindTotals* kt : {&by_kind[to_string(k->kind)], &all}) {
       ++kt->kernels;
       kt->ctas += k->cta_count();
       for (int p = 0; p < kPrecisionCount; ++p) kt->flops[p] += k->flops[p];

@@ -588,7 +588,7 @@ int main(int argc, char** argv) try {
     tr::KernelRecord kr;
     kr.id = uint32_t(i);
     kr.name = info.name;
-    kr.kind = info.kind;
+    kr.kind = tr::kernel_kind(info.kind);
     kr.grid = info.grid;
     kr.block = info.block;
     kr.smem_bytes = info.smem_bytes;

@@ -172,7 +172,7 @@ void dump_record(const Record& rec, std::ostream& os) {
     os << "tensor " << t->id << " " << t->name << " class=" << to_string(t->cls) << " layer=" << t->layer
        << " bytes=" << t->bytes;
   } else if (const auto* k = std::get_if<KernelRecord>(&rec)) {
-    os << "kernel " << k->id << " " << k->name << " kind=" << k->kind << " layer=" << k->layer << " stream=" << k->stream
+    os << "kernel " << k->id << " " << k->name << " kind=" << to_string(k->kind) << " layer=" << k->layer << " stream=" << k->stream
        << " grid=" << k->grid[0] << "x" << k->grid[1] << "x" << k->grid[2] << " block=" << k->block[0] << "x"
        << k->block[1] << "x" << k->block[2] << " smem=" << k->smem_bytes << " regs=" << k->regs_per_thread;
     for (int p = 0; p < kPrecisionCount; ++p)

@@ -238,7 +238,7 @@ ReplayOutput Engine::results(Tick now) {
     KernelResult kr;
     kr.id = r.id;
     kr.name = r.name;
-    kr.kind = r.kind;
+    kr.kind = trace::to_string(r.kind);
     kr.layer = r.layer;
     kr.stream = r.stream;
     kr.start_ns = model::ps_to_ns(k.start);

@@ -22,8 +22,7 @@ std::string SegmentReuse::signature(const KernelState& k) const {
   std::string sig;
   auto put = [&sig](const auto& v) { sig.append(reinterpret_cast<const char*>(&v), sizeof v); };
   const auto& r = *k.rec;
-  sig += r.kind;
-  sig += '\0';
+  put(r.kind);
   for (uint32_t g : r.grid) put(g);
   for (uint32_t b : r.block) put(b);
   put(r.smem_bytes);

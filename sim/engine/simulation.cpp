@@ -206,7 +206,7 @@ RunResult simulate(const RunSpec& spec) {
   // The seeds' monitoring figures and which thresholds trip.
   double first_io_ns = -1;
   for (const auto& k : R.kernels)
-    if (k.kind == "indexer_score") {
+    if (k.kind == trace::to_string(trace::KernelKind::indexer_score)) {
       first_io_ns = k.duration_ns();
       break;
     }

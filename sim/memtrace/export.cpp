@@ -15,7 +15,7 @@ ExportStats expand_accesses(const trace::TraceData& t, const ExportOptions& o,
                             const std::function<void(const PlainRequest&)>& emit) {
   if (o.bytes == 0 || (o.bytes & (o.bytes - 1)) != 0) throw std::invalid_argument("--bytes must be a power of two");
   auto selected = [&o](const trace::KernelRecord& k) {
-    return (o.kernel.empty() || k.name == o.kernel || k.kind == o.kernel) && (!o.have_layer || k.layer == o.layer);
+    return (o.kernel.empty() || k.name == o.kernel || trace::to_string(k.kind) == o.kernel) && (!o.have_layer || k.layer == o.layer);
   };
   std::map<uint32_t, std::vector<const trace::AccessRecord*>> by_kernel;
   for (const auto& a : t.accesses) by_kernel[a.kernel].push_back(&a);

@@ -60,13 +60,13 @@ class DimPrune : public Technique {
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
       const auto& k = w.kernels()[v];
-      if (k.removed || k.rec.kind != "indexer_score") continue;
+      if (k.removed || k.rec.kind != trace::KernelKind::indexer_score) continue;
       const int L = k.rec.layer;
       const uint32_t proj = w.add_tensor({0, "L" + std::to_string(L) + ".prune_projection",
                                           trace::TensorClass::weights, L, uint64_t(original_dim_) * kept_ * 2});
       trace::KernelRecord r;
       r.name = "L" + std::to_string(L) + ".prune_proj";
-      r.kind = "prune_proj";
+      r.kind = trace::KernelKind::prune_proj;
       r.layer = L;
       r.stream = k.rec.stream;
       r.grid = {std::max<uint32_t>(1, kept_ / 16), 1, 1};

@@ -59,14 +59,14 @@ class IndexPool : public Technique {
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
       const auto& k = w.kernels()[v];
-      if (k.removed || k.rec.kind != "index_append") continue;
+      if (k.removed || k.rec.kind != trace::KernelKind::index_append) continue;
       const int L = k.rec.layer;
       const uint32_t gate_w = w.add_tensor({0, "L" + std::to_string(L) + ".pool_gate", trace::TensorClass::weights, L,
                                             gate_params() * param_bytes()});
       const double seqs = k.rec.grid[0];  // the append kernel has one CTA per sequence
       trace::KernelRecord r;
       r.name = "L" + std::to_string(L) + ".pool_gate";
-      r.kind = "pool_gate";
+      r.kind = trace::KernelKind::pool_gate;
       r.layer = L;
       r.stream = own_stream_ ? 2 : k.rec.stream;
       r.grid = {uint32_t(seqs), 1, 1};

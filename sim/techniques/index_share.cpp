@@ -53,7 +53,7 @@ class IndexShare : public Technique {
     std::map<int, size_t> topk_of;
     for (size_t v = 0; v < w.kernels().size(); ++v) {
       const auto& k = w.kernels()[v];
-      if (k.removed || k.rec.kind != "topk") continue;
+      if (k.removed || k.rec.kind != trace::KernelKind::topk) continue;
       topk_of[k.rec.layer] = v;
       ++full;
       if (first_full < 0 || k.rec.layer < first_full) first_full = k.rec.layer;
@@ -66,7 +66,7 @@ class IndexShare : public Technique {
     }
     if (compression_) {
       for (auto& k : w.kernels())
-        if (!k.removed && k.rec.kind == "indexer_score" && ctx.shape) {
+        if (!k.removed && k.rec.kind == trace::KernelKind::indexer_score && ctx.shape) {
           // Every scored element is decoded from its hash bucket before the dot product.
           const double elems = k.rec.total_flops() / (2.0 * ctx.shape->local_index_heads());
           k.rec.flops[int(trace::Precision::simt)] += elems * lookup_flops_;
@@ -85,7 +85,7 @@ class IndexShare : public Technique {
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
       const auto& k = w.kernels()[v];
-      if (k.removed || k.rec.kind != "sparse_attn") continue;
+      if (k.removed || k.rec.kind != trace::KernelKind::sparse_attn) continue;
       const int L = k.rec.layer;
       // The top-k this layer reads: its own or the latest full layer's.
       auto it = topk_of.upper_bound(L);
@@ -100,7 +100,7 @@ class IndexShare : public Technique {
       if (rows.empty()) continue;
       trace::KernelRecord r;
       r.name = "L" + std::to_string(L) + ".kv_prefetch";
-      r.kind = "kv_prefetch";
+      r.kind = trace::KernelKind::kv_prefetch;
       r.layer = L;
       r.stream = 1;
       r.grid = {per_group, 1, 1};

@@ -109,7 +109,7 @@ std::vector<size_t> Workload::topological_order() const {
   return index_order_ok ? by_index : rev;
 }
 
-size_t Workload::find(int layer, const std::string& kind) const {
+size_t Workload::find(int layer, trace::KernelKind kind) const {
   for (size_t v = 0; v < kernels_.size(); ++v)
     if (!kernels_[v].removed && kernels_[v].rec.layer == layer && kernels_[v].rec.kind == kind) return v;
   return npos;

@@ -50,7 +50,7 @@ class Workload {
   // Vertices in an order that respects every edge; throws naming a kernel on a cycle.
   std::vector<size_t> topological_order() const;
   // The first live kernel of `layer` with `kind`, or npos.
-  size_t find(int layer, const std::string& kind) const;
+  size_t find(int layer, trace::KernelKind kind) const;
   static constexpr size_t npos = size_t(-1);
 
   // Records for the replay engine: live kernels in topological order with deps from the graph.

@@ -15,7 +15,7 @@ inline trace::KernelRecord kernel(uint32_t id, uint32_t ctas, std::vector<uint32
   trace::KernelRecord k;
   k.id = id;
   k.name = "k" + std::to_string(id);
-  k.kind = "test";
+  k.kind = trace::KernelKind::test;
   k.grid = {ctas, 1, 1};
   k.block = {128, 1, 1};
   k.deps = std::move(deps);

@@ -319,7 +319,7 @@ TEST(MemTraceExport, ExportThenImportGivesTheSameRequestStream) {
   uint64_t read_bytes = 0;
   for (const auto& a : t.accesses)
     for (const auto& k : t.kernels)
-      if (k.id == a.kernel && k.kind == "indexer_score" && !a.write) read_bytes += a.total_bytes();
+      if (k.id == a.kernel && k.kind == indexsim::trace::KernelKind::indexer_score && !a.write) read_bytes += a.total_bytes();
   EXPECT_GE(st.reads * 32, read_bytes);
   const mt::AddressVectorCodec codec(preset_params());
   for (const auto& name : mt::format_names()) {

@@ -67,7 +67,7 @@ TEST(TechniqueAccounting, PoolingAddsTheGateParametersPerLayer) {
   for (const auto& x : w.tensors())
     if (x.name.find("pool_gate") != std::string::npos) gate += x.bytes;
   for (const auto& k : w.kernels())
-    if (k.rec.kind == "pool_gate") ++kernels;
+    if (k.rec.kind == trace::KernelKind::pool_gate) ++kernels;
   EXPECT_EQ(gate, uint64_t(m.count_indexer_layers()) * (6144 + 128 + 1) * 2);
   EXPECT_EQ(kernels, m.count_indexer_layers());
 }

@@ -183,9 +183,9 @@ TEST(TraceEmulate, SharedLayersReuseThePreviousFullLayersTopk) {
   EXPECT_EQ(st.s.by_kind.at("sparse_attn").kernels, 78u);
   std::map<int, uint32_t> topk_of_layer;
   for (const auto& k : st.t.kernels)
-    if (k.kind == "topk") topk_of_layer[k.layer] = k.id;
+    if (k.kind == KernelKind::topk) topk_of_layer[k.layer] = k.id;
   for (const auto& k : st.t.kernels) {
-    if (k.kind != "sparse_attn") continue;
+    if (k.kind != KernelKind::sparse_attn) continue;
     const int src = st.m.layers[k.layer].topk_source;
     EXPECT_TRUE(std::find(k.deps.begin(), k.deps.end(), topk_of_layer.at(src)) != k.deps.end()) << k.name;
   }

@@ -24,7 +24,7 @@ TraceData sample_trace() {
   KernelRecord k;
   k.id = 7;
   k.name = "L1.sparse_attn";
-  k.kind = "sparse_attn";
+  k.kind = KernelKind::sparse_attn;
   k.layer = 1;
   k.stream = 2;
   k.grid = {4, 5, 6};
@@ -220,4 +220,19 @@ TEST(TraceIo, TheReaderHoldsOneBlockWhateverTheFileSize) {
   EXPECT_EQ(n, 8000u);
   EXPECT_EQ(r.max_block_bytes(), largest);
   EXPECT_GT(std::filesystem::file_size(p), 4000 * largest);
+}
+
+TEST(TraceIo, EveryKernelKindHasOneNameAndAnUnknownNameIsAnError) {
+  // The names are what a trace stores: each parses back to its kind; a name outside the
+  // enumeration (a corrupt or foreign trace) is refused with the name and the choices.
+  for (KernelKind k : {KernelKind::gemm, KernelKind::indexer_score, KernelKind::topk, KernelKind::sparse_attn,
+                       KernelKind::kv_prefetch, KernelKind::pool_gate, KernelKind::prune_proj, KernelKind::test})
+    EXPECT_EQ(kernel_kind(to_string(k)), k);
+  try {
+    kernel_kind("sparse_atn");
+    FAIL() << "a misspelt kind was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'sparse_atn'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sparse_attn"), std::string::npos) << e.what();
+  }
 }

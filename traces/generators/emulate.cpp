@@ -99,7 +99,7 @@ class Builder {
     return r.id;
   }
 
-  uint32_t kernel(const std::string& name, const std::string& kind, int layer, std::array<uint64_t, 3> grid,
+  uint32_t kernel(const std::string& name, KernelKind kind, int layer, std::array<uint64_t, 3> grid,
                   const KernelShape& ks, std::vector<uint32_t> extra_deps = {}, uint32_t stream = 0) {
     KernelRecord k;
     k.id = static_cast<uint32_t>(t.kernels.size());
@@ -240,7 +240,7 @@ class StepEmulator {
   }
 
   // A projection GEMM: activations [tokens × K] times weights [N × K] (slice at w_base of w_tensor).
-  uint32_t gemm(int layer, const std::string& what, const std::string& kind, uint64_t M, uint64_t N, uint64_t K,
+  uint32_t gemm(int layer, const std::string& what, KernelKind kind, uint64_t M, uint64_t N, uint64_t K,
                 uint32_t w_tensor, uint64_t w_base, std::vector<uint32_t> deps = {}) {
     const bool small = M <= m_.kernels.gemv_tile_m;
     const uint64_t tm = small ? m_.kernels.gemv_tile_m : m_.kernels.gemm_tile_m;
@@ -279,26 +279,26 @@ class StepEmulator {
 
     uint64_t off = 0;
     const uint64_t n_qkv_a = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
-    gemm(L, "qkv_a_proj", "gemm", M, n_qkv_a, h, w, off);
+    gemm(L, "qkv_a_proj", KernelKind::gemm, M, n_qkv_a, h, w, off);
     off += bytes_of(n_qkv_a * h, wbits());
     if (l.indexer == IndexerMode::full) indexer(l);
 
     const uint64_t n_qb = H * (a.qk_nope_head_dim + a.qk_rope_head_dim);
-    gemm(L, "q_b_proj", "gemm", M, n_qb, a.q_lora_rank, w, off);
+    gemm(L, "q_b_proj", KernelKind::gemm, M, n_qb, a.q_lora_rank, w, off);
     off += bytes_of(n_qb * a.q_lora_rank, wbits());
     // The nope part of the query is absorbed into the latent space (W_UK, per head).
-    gemm(L, "q_absorb", "gemm", M, H * a.kv_lora_rank, a.qk_nope_head_dim, w, off);
+    gemm(L, "q_absorb", KernelKind::gemm, M, H * a.kv_lora_rank, a.qk_nope_head_dim, w, off);
     off += bytes_of(H * a.kv_lora_rank * a.qk_nope_head_dim, wbits());
 
-    const uint32_t app = b_.kernel(lname(L, "kv_append"), "kv_append", L, {B, 1, 1}, m_.kernels.elementwise);
+    const uint32_t app = b_.kernel(lname(L, "kv_append"), KernelKind::kv_append, L, {B, 1, 1}, m_.kernels.elementwise);
     b_.strided(app, kv, true, 0, B, (p_.context - T_) * kvb, int64_t(p_.context * kvb), T_ * kvb, 1, 0);
 
     sparse_attention(l, kv);
 
     const uint64_t n_ov = H * a.v_head_dim;
-    gemm(L, "o_absorb", "gemm", M, n_ov, a.kv_lora_rank, w, off);  // W_UV back from the latent
+    gemm(L, "o_absorb", KernelKind::gemm, M, n_ov, a.kv_lora_rank, w, off);  // W_UV back from the latent
     off += bytes_of(n_ov * a.kv_lora_rank, wbits());
-    gemm(L, "o_proj", "gemm", M, h, n_ov, w, off);
+    gemm(L, "o_proj", KernelKind::gemm, M, h, n_ov, w, off);
   }
 
   void indexer(const LayerShape& l) {
@@ -313,15 +313,15 @@ class StepEmulator {
     const uint64_t kt = ix.topk / pool;  // entries selected per query
     const uint32_t idx = b_.tensor(lname(L, "topk_indices"), TensorClass::topk_indices, L, M * kt * 4);
 
-    gemm(L, "index_k_proj", "gemm", M, ix.head_dim + IH, h, w, 0);  // wk and weights_proj
-    gemm(L, "index_q_proj", "gemm", M, IH * ix.head_dim, m_.mla.q_lora_rank, w,
+    gemm(L, "index_k_proj", KernelKind::gemm, M, ix.head_dim + IH, h, w, 0);  // wk and weights_proj
+    gemm(L, "index_q_proj", KernelKind::gemm, M, IH * ix.head_dim, m_.mla.q_lora_rank, w,
          bytes_of((ix.head_dim + IH) * h, wbits()));
 
     // Append: rewrite from the first incomplete pool to the end (with pool 1: the T new keys), reading
     // the old raw tail of an incomplete pool back to pool it with the new keys.
     const uint64_t old_ctx = p_.context - T_, first_slot = old_ctx / pool;
     const uint64_t old_tail = old_ctx % pool;
-    const uint32_t app = b_.kernel(lname(L, "index_append"), "index_append", L, {B, 1, 1}, ks.elementwise);
+    const uint32_t app = b_.kernel(lname(L, "index_append"), KernelKind::index_append, L, {B, 1, 1}, ks.elementwise);
     b_.strided(app, cache, false, 0, B, first_slot * eb, int64_t(cap * eb), old_tail * eb, 1, 0);
     b_.strided(app, cache, true, 0, B, first_slot * eb, int64_t(cap * eb), (cap - first_slot) * eb, 1, 0);
     if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.head_dim * 4.0;
@@ -332,7 +332,7 @@ class StepEmulator {
     for (uint64_t j = 0; j < nq; ++j)
       tiles_before[j + 1] = tiles_before[j] + ceil_div(m_.indexer_entries(visible(tile_end(j) - 1)), tt);
     const uint64_t X = tiles_before[nq];
-    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), "indexer_score", L, {X, B, 1}, ks.indexer_score);
+    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {X, B, 1}, ks.indexer_score);
     double flops = 0;
     for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.head_dim * double(m_.indexer_entries(visible(t)));
     b_.k(sc).flops[static_cast<int>(ix.score_precision)] = flops * B;
@@ -349,7 +349,7 @@ class StepEmulator {
       }
 
     // Top-k: one CTA per query reads its logits row and writes the selected entries.
-    const uint32_t tk = b_.kernel(lname(L, "topk"), "topk", L, {T_, B, 1}, ks.topk);
+    const uint32_t tk = b_.kernel(lname(L, "topk"), KernelKind::topk, L, {T_, B, 1}, ks.topk);
     for (uint64_t s = 0; s < B; ++s) {
       for (uint64_t j = 0; j < nq; ++j) {
         const uint64_t e = m_.indexer_entries(visible(tile_end(j) - 1));
@@ -399,7 +399,7 @@ class StepEmulator {
     // transform moving kernels to other streams keeps it; a shared layer names an earlier layer's.
     std::vector<uint32_t> deps{src.kernel};
     // Grid (queries, sequences, head groups): CTA (t, s, g) is linear index (g·B + s)·T + t.
-    const uint32_t id = b_.kernel(lname(L, "sparse_attn"), "sparse_attn", L, {T_, B, hg}, m_.kernels.sparse_attn, deps);
+    const uint32_t id = b_.kernel(lname(L, "sparse_attn"), KernelKind::sparse_attn, L, {T_, B, hg}, m_.kernels.sparse_attn, deps);
     const uint64_t kt = m_.indexer.topk / m_.indexer.pool_tokens;
     double rows_total = 0;
     for (uint64_t g = 0; g < hg; ++g)
@@ -428,17 +428,17 @@ class StepEmulator {
                                  m_.weight_bytes(m_.layer_params(L).attention));
     const uint64_t per_seq = m_.linear_state_bytes_per_sequence(L);
     const uint32_t st = b_.tensor(lname(L, "linear_state"), TensorClass::linear_state, L, B * per_seq);
-    gemm(L, "kda_in_proj", "gemm", M, 4 * HD + H, h, w, 0);
+    gemm(L, "kda_in_proj", KernelKind::gemm, M, 4 * HD + H, h, w, 0);
     // One CTA per (head, sequence) holds the head's dk×dv state: read once, updated over the step's
     // tokens (recurrently in decode, chunk-wise on Tensor Cores in prefill), written back once.
-    const uint32_t id = b_.kernel(lname(L, "linear_state_update"), "linear_state", L, {H, B, 1}, m_.kernels.linear_state);
+    const uint32_t id = b_.kernel(lname(L, "linear_state_update"), KernelKind::linear_state, L, {H, B, 1}, m_.kernels.linear_state);
     const uint64_t head_bytes = per_seq / H;
     b_.strided(id, st, false, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
     b_.strided(id, st, true, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
     const Precision prec = p_.phase == Phase::decode ? Precision::simt : Precision::bf16;
     b_.k(id).flops[static_cast<int>(prec)] =
         lin.flops_per_token_per_head_per_dk_dv * double(lin.head_dim) * lin.head_dim * double(H) * double(M);
-    gemm(L, "kda_o_proj", "gemm", M, h, HD, w, bytes_of((4 * HD + H) * h, wbits()));
+    gemm(L, "kda_o_proj", KernelKind::gemm, M, h, HD, w, bytes_of((4 * HD + H) * h, wbits()));
   }
 
   void dense_mlp(const LayerShape& l) {
@@ -446,8 +446,8 @@ class StepEmulator {
     const uint64_t I = m_.mlp.dense_intermediate_size / m_.deployment.dense_tensor_parallel, h = m_.hidden_size;
     const uint32_t w = b_.tensor(lname(L, "mlp_w"), TensorClass::weights, L,
                                  m_.weight_bytes(m_.layer_params(L).dense_mlp));
-    gemm(L, "mlp_up", "gemm", tokens(), 2 * I, h, w, 0);
-    gemm(L, "mlp_down", "gemm", tokens(), h, I, w, bytes_of(2 * I * h, wbits()));
+    gemm(L, "mlp_up", KernelKind::gemm, tokens(), 2 * I, h, w, 0);
+    gemm(L, "mlp_down", KernelKind::gemm, tokens(), h, I, w, bytes_of(2 * I * h, wbits()));
   }
 
   void moe(const LayerShape& l) {
@@ -456,13 +456,13 @@ class StepEmulator {
     const auto params = m_.layer_params(L);
     const uint64_t h = m_.hidden_size, M = tokens(), I = mlp.moe_intermediate_size;
     const uint32_t rw = b_.tensor(lname(L, "router_w"), TensorClass::weights, L, m_.weight_bytes(params.router));
-    gemm(L, "router", "gemm", M, mlp.routed_experts, h, rw, 0);
+    gemm(L, "router", KernelKind::gemm, M, mlp.routed_experts, h, rw, 0);
     if (mlp.shared_experts > 0) {
       const uint64_t Is = uint64_t(mlp.shared_experts) * I / m_.deployment.dense_tensor_parallel;
       const uint32_t sw = b_.tensor(lname(L, "shared_expert_w"), TensorClass::weights, L,
                                     m_.weight_bytes(params.shared_experts));
-      gemm(L, "shared_up", "gemm", M, 2 * Is, h, sw, 0);
-      gemm(L, "shared_down", "gemm", M, h, Is, sw, bytes_of(2 * Is * h, wbits()));
+      gemm(L, "shared_up", KernelKind::gemm, M, 2 * Is, h, sw, 0);
+      gemm(L, "shared_down", KernelKind::gemm, M, h, Is, sw, bytes_of(2 * Is * h, wbits()));
     }
     const uint64_t El = m_.local_routed_experts();
     const uint32_t ew = b_.tensor(lname(L, "experts_w"), TensorClass::weights, L, m_.weight_bytes(params.routed_experts));
@@ -489,7 +489,7 @@ class StepEmulator {
     const uint64_t tm = small ? m_.kernels.gemv_tile_m : m_.kernels.gemm_tile_m;
     const uint64_t tn = small ? m_.kernels.gemv_tile_n : m_.kernels.gemm_tile_n;
     const uint64_t per_expert = ceil_div(rows, tm) * ceil_div(N, tn);
-    const uint32_t id = b_.kernel(lname(L, what), "moe_gemm", L, {per_expert * experts.size(), 1, 1}, m_.kernels.gemm);
+    const uint32_t id = b_.kernel(lname(L, what), KernelKind::moe_gemm, L, {per_expert * experts.size(), 1, 1}, m_.kernels.gemm);
     b_.k(id).flops[static_cast<int>(m_.weight_precision)] = 2.0 * pairs * double(N) * double(K);
     GemmOperands o;
     o.a_tensor = act_in_;
@@ -508,7 +508,7 @@ class StepEmulator {
   void lm_head() {
     // Decode scores every new token (MTP drafts are verified); a prefill chunk samples its last token.
     const uint64_t M = p_.phase == Phase::decode ? tokens() : p_.batch;
-    gemm(-1, "lm_head", "gemm", M, m_.vocab_size / m_.deployment.attention_tensor_parallel, m_.hidden_size, lm_w_, 0);
+    gemm(-1, "lm_head", KernelKind::gemm, M, m_.vocab_size / m_.deployment.attention_tensor_parallel, m_.hidden_size, lm_w_, 0);
     b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = "lm_head";
   }
 
@@ -559,7 +559,7 @@ TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
   KernelShape ks;
   ks.threads = shape.threads;
   ks.regs_per_thread = 32;
-  const uint32_t id = b.kernel(name, name, -1, {ctas, 1, 1}, ks);
+  const uint32_t id = b.kernel(name, shape.write ? KernelKind::copy : KernelKind::read, -1, {ctas, 1, 1}, ks);
   // Grid-stride: CTA c moves chunks c, c + ctas, c + 2·ctas, ...; the last partial chunk goes alone.
   const uint64_t full_chunks = bytes / chunk, iters = full_chunks / ctas, extra = full_chunks % ctas;
   const int64_t stride = int64_t(ctas * chunk);
@@ -587,7 +587,7 @@ TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, 
   o.a_bits = o.b_bits = bits;
   o.c_bits = c_bits;
   KernelShape ks{shape.threads, shape.smem_bytes, shape.regs_per_thread};
-  const uint32_t id = b.kernel("gemm", "gemm", -1, {ceil_div(n, shape.tile_n), ceil_div(m, shape.tile_m), 1}, ks);
+  const uint32_t id = b.kernel("gemm", KernelKind::gemm, -1, {ceil_div(n, shape.tile_n), ceil_div(m, shape.tile_m), 1}, ks);
   b.k(id).flops[static_cast<int>(precision)] = 2.0 * double(m) * double(n) * double(k);
   gemm_accesses(b, id, 0, m, n, k, shape.tile_m, shape.tile_n, o);
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "gemm"},
