@@ -67,6 +67,9 @@ class Processor {
   virtual Tick kernel_launch_ps() const = 0;
   // The line its requests are counted in (for summaries of a gather's locality).
   virtual uint32_t line_bytes() const = 0;
+  // The shared memory a kernel library gives a CTA that asks for `smem_bytes` on this processor
+  // (fewer pipeline stages where a unit has less); `smem_bytes` itself when it fits or nothing does.
+  virtual uint64_t fitted_smem_bytes(uint64_t smem_bytes) const = 0;
   // Fast mode: a kernel of more full waves than this is sampled (sim/engine/sampling.hpp); how many
   // waves reach the steady state depends on the processor, so its section says.
   virtual uint32_t sample_waves() const = 0;

@@ -24,6 +24,16 @@ SmArray::SmArray(const SmParams& sm, const TensorCoreParams& tc, MemoryDevice& m
   for (auto& s : sms_) s.slots.resize(size_t(p_.max_ctas_per_sm));
 }
 
+uint64_t SmArray::fitted_smem_bytes(uint64_t smem) const {
+  // The stage count is an architecture parameter in CUTLASS: a kernel class whose CTA needs more
+  // than the SM offers keeps its bytes per stage (smem / pipeline_stages) and drops stages until it
+  // fits; when not even one stage fits it is left as it is, and the replay says which kernel cannot run.
+  if (smem <= p_.smem_per_sm_bytes) return smem;
+  const uint64_t stage = std::max<uint64_t>(1, smem / uint64_t(p_.pipeline_stages));
+  const uint64_t stages = p_.smem_per_sm_bytes / stage;
+  return stages == 0 ? smem : stages * stage;
+}
+
 AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const {
   return AccessCursor(w.accesses, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
                       w.coarse ? p_.fast_chunk_bytes : p_.line_bytes);

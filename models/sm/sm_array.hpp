@@ -35,6 +35,7 @@ class SmArray : public Processor {
   Tick kernel_launch_ps() const override { return ns_to_ps(p_.kernel_launch_ns); }
   uint32_t line_bytes() const override { return p_.line_bytes; }
   uint32_t sample_waves() const override { return p_.fast_sample_waves; }
+  uint64_t fitted_smem_bytes(uint64_t smem_bytes) const override;
 
   void launch(const KernelWork& w, Tick now) override;
   Tick next_event() const override;

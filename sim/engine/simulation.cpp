@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "models/common/processor.hpp"
-#include "models/sm/sm.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/config_load.hpp"
 #include "sim/core/version.hpp"
@@ -27,7 +26,6 @@ namespace {
 
 struct Loaded {
   std::shared_ptr<Document> hw, wl, tech;
-  model::SmParams sm;
   std::vector<RegionInfo> regions;
   std::unique_ptr<model::MemoryDevice> memory;
   std::unique_ptr<model::Processor> processor;
@@ -40,28 +38,25 @@ struct Loaded {
   nlohmann::json config;
 };
 
-// Reads every config (and builds the memory system) without running anything.
-// A kernel library builds fewer pipeline stages on a GPU with less shared memory per SM (the
-// stage count is an architecture parameter in CUTLASS): a kernel class whose CTA needs more than
-// the SM offers keeps its bytes per stage (smem / gpu.pipeline_stages) and drops stages until it
-// fits. Returns what changed, for the run's record.
-nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::SmParams& sm) {
+// A kernel library builds fewer pipeline stages on a processor with less shared memory per unit:
+// each kernel class of the model takes the shared memory the processor would give it
+// (Processor::fitted_smem_bytes). Returns what changed, for the run's record.
+nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::Processor& proc) {
   nlohmann::json changed = nlohmann::json::object();
   const std::pair<const char*, trace::KernelShape*> shapes[] = {
       {"gemm", &t.gemm},           {"indexer_score", &t.indexer_score}, {"topk", &t.topk},
       {"sparse_attn", &t.sparse_attn}, {"linear_state", &t.linear_state}, {"elementwise", &t.elementwise}};
   for (const auto& [name, k] : shapes) {
-    if (k->smem_bytes <= sm.smem_per_sm_bytes) continue;
-    const uint64_t stage = std::max<uint64_t>(1, k->smem_bytes / uint64_t(sm.pipeline_stages));
-    const uint64_t stages = sm.smem_per_sm_bytes / stage;
-    if (stages == 0) continue;  // not even one stage fits: the replay says which kernel cannot run
-    changed[name] = {{"smem_KiB_from", k->smem_bytes / 1024.0}, {"smem_KiB_to", double(stages * stage) / 1024.0}};
-    k->smem_bytes = static_cast<uint32_t>(stages * stage);
+    const uint64_t fitted = proc.fitted_smem_bytes(k->smem_bytes);
+    if (fitted == k->smem_bytes) continue;
+    changed[name] = {{"smem_KiB_from", k->smem_bytes / 1024.0}, {"smem_KiB_to", double(fitted) / 1024.0}};
+    k->smem_bytes = static_cast<uint32_t>(fitted);
   }
   return changed;
 }
 
-Loaded load(const RunSpec& spec, bool build_memory) {
+// Reads every config (and builds the memory system and processor) without running anything.
+Loaded load(const RunSpec& spec) {
   Loaded L;
   L.step = spec.step;
   L.hw = load_document("hardware", spec.hardware, spec.sets);
@@ -69,7 +64,6 @@ Loaded load(const RunSpec& spec, bool build_memory) {
   hw.note("name");
   hw.note("description");
   auto gpu = hw.child("gpu");
-  L.sm = model::SmParams::load(gpu);
   // The whole system is built even when only resolving: building reads (and validates) every key.
   auto system = make_target(hw, "system");
   auto processor = model::make_processor(gpu, *system);
@@ -80,10 +74,8 @@ Loaded load(const RunSpec& spec, bool build_memory) {
     L.regions.push_back({table[i].name, parse_tier(table[i].tier), uint64_t{i} << kRegionWindowBits,
                          dev->capacity_bytes(), dev->peak_bandwidth_GBps()});
   }
-  if (build_memory) {
-    L.memory = std::move(system);
-    L.processor = std::move(processor);
-  }
+  L.memory = std::move(system);
+  L.processor = std::move(processor);
   L.hw->check_unused();
 
   L.tech = load_document("techniques", spec.techniques, spec.sets);
@@ -106,7 +98,7 @@ Loaded load(const RunSpec& spec, bool build_memory) {
     L.wl = load_document("workloads", spec.workload, spec.sets);
     L.shape = trace::load_model_shape(L.wl->root());
     L.wl->check_unused();
-    const auto fitted = fit_shared_memory(L.shape.kernels, L.sm);
+    const auto fitted = fit_shared_memory(L.shape.kernels, *L.processor);
     if (!fitted.empty()) step["smem_fitted_to_gpu"] = fitted;
     L.techniques.reshape(L.shape);
     L.have_shape = true;
@@ -131,11 +123,11 @@ Loaded load(const RunSpec& spec, bool build_memory) {
 
 }  // namespace
 
-nlohmann::json resolve(const RunSpec& spec) { return load(spec, false).config; }
+nlohmann::json resolve(const RunSpec& spec) { return load(spec).config; }
 
 RunResult simulate(const RunSpec& spec) {
   const auto t0 = std::chrono::steady_clock::now();
-  Loaded L = load(spec, true);
+  Loaded L = load(spec);
   RunResult R;
   R.config = L.config;
   R.key = config::stable_hash(R.config);

@@ -28,6 +28,7 @@ class UniformProcessor : public model::Processor {
   Tick kernel_launch_ps() const override { return launch_; }
   uint32_t line_bytes() const override { return 128; }
   uint32_t sample_waves() const override { return 1000; }
+  uint64_t fitted_smem_bytes(uint64_t smem) const override { return smem; }
   void launch(const model::KernelWork& w, Tick now) override {
     for (uint64_t c = 0; c < w.ctas; ++c) waiting_.push_back({w.kernel, c + 1 == w.ctas});
     start(now);

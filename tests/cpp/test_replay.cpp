@@ -372,3 +372,14 @@ TEST(Replay, SampledEndIsTheLeastSquaresLineThroughTheWaveMarksAtTheWholeGrid) {
   EXPECT_EQ(sim::extrapolate_sampled_end({1400, 1800, 2200, 2600, 3000, 3400, 3800, 3800}, 20.0, 0.0), Tick(8433));
   EXPECT_THROW(sim::extrapolate_sampled_end({1400}, 25.0, 0.0), std::invalid_argument);
 }
+
+TEST(Replay, AKernelClassTooBigForAnSmKeepsItsStageSizeAndDropsStages) {
+  // 228 KiB per SM, 4 stages: a 256 KiB CTA has 64 KiB stages, 3 of them fit: 192 KiB. One that
+  // fits is unchanged; one whose single stage does not fit (pipeline of 1, 300 KiB) is left as it is.
+  test::FakeMemory mem(100.0, 100.0);
+  Rig four("gpu.pipeline_stages=4"), one;
+  model::SmArray p4(four.sm, four.tcp, mem), p1(one.sm, one.tcp, mem);
+  EXPECT_EQ(p4.fitted_smem_bytes(256 * 1024), 192u * 1024);
+  EXPECT_EQ(p4.fitted_smem_bytes(100 * 1024), 100u * 1024);
+  EXPECT_EQ(p1.fitted_smem_bytes(300 * 1024), 300u * 1024);
+}
