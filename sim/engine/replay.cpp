@@ -65,46 +65,48 @@ class Engine {
 };
 
 void Engine::prepare() {
-  const auto& kernels = *in_.kernels;
-  k_.resize(kernels.size());
-  std::map<uint32_t, uint32_t> index_of;
-  for (uint32_t i = 0; i < kernels.size(); ++i) {
-    k_[i].rec = &kernels[i];
-    if (!index_of.emplace(kernels[i].id, i).second)
-      throw std::runtime_error("trace has two kernels with id " + std::to_string(kernels[i].id));
-  }
+  if (!in_.workload) throw std::invalid_argument("replay: no workload");
+  const Workload& w = *in_.workload;
   if (in_.tensor_region.size() != in_.tensor_base.size())
     throw std::invalid_argument("replay: every tensor needs a region (tensor_region and tensor_base differ in size)");
   for (uint32_t r : in_.tensor_region)
     if (r >= in_.region_peak_GBps.size()) throw std::invalid_argument("replay: a tensor's region is out of range");
-  for (const auto& a : *in_.accesses) {
-    auto it = index_of.find(a.kernel);
-    if (it == index_of.end()) throw std::runtime_error("access record names unknown kernel " + std::to_string(a.kernel));
-    if (a.tensor >= in_.tensor_base.size())
-      throw std::runtime_error("access record names unknown tensor " + std::to_string(a.tensor));
-    k_[it->second].accesses.push_back(&a);
+  // Live kernels in topological order (the trace's order where the edges allow); the engine's
+  // index of a kernel is its place in that order, which is also the launch order among ready ones.
+  std::vector<uint32_t> index_of(w.kernels().size(), UINT32_MAX);
+  for (size_t v : w.topological_order()) {
+    if (w.kernels()[v].removed) continue;
+    index_of[v] = uint32_t(k_.size());
+    k_.emplace_back();
+    KernelState& k = k_.back();
+    k.rec = &w.kernels()[v].rec;
+    for (const auto& a : w.kernels()[v].accesses) {
+      if (a.tensor >= in_.tensor_base.size())
+        throw std::runtime_error("access record names unknown tensor " + std::to_string(a.tensor));
+      k.accesses.push_back(&a);
+    }
+  }
+  for (size_t v = 0; v < w.kernels().size(); ++v) {
+    if (index_of[v] == UINT32_MAX) continue;
+    KernelState& k = k_[index_of[v]];
+    for (size_t s : w.successors(v)) k.dependents.push_back(index_of[s]);
+    std::sort(k.dependents.begin(), k.dependents.end());
+    k.deps_left = uint32_t(w.predecessors(v).size());
   }
   const auto peak_flops = [this](trace::Precision p) { return proc_.peak_flops(p); };
-  for (uint32_t i = 0; i < kernels.size(); ++i) {
-    KernelState& k = k_[i];
-    const KernelRoofline rl = kernel_roofline(kernels[i], k.accesses, in_.tensor_region, in_.region_peak_GBps, in_.tensor_bytes, peak_flops);
+  for (KernelState& k : k_) {
+    const KernelRecord& r = *k.rec;
+    const KernelRoofline rl = kernel_roofline(r, k.accesses, in_.tensor_region, in_.region_peak_GBps, in_.tensor_bytes, peak_flops);
     k.mem_roofline_ns = rl.memory_ns;
     k.flop_roofline_ns = rl.compute_ns;
-    for (uint32_t d : kernels[i].deps) {
-      auto it = index_of.find(d);
-      if (it == index_of.end())
-        throw std::runtime_error("kernel " + kernels[i].name + " depends on unknown kernel " + std::to_string(d));
-      k_[it->second].dependents.push_back(i);
-      ++k.deps_left;
-    }
-    k.per_unit = proc_.ctas_per_unit(kernels[i]);
+    k.per_unit = proc_.ctas_per_unit(r);
     if (k.per_unit == 0)
-      throw std::runtime_error("kernel " + kernels[i].name + " cannot fit one CTA on an " + proc_.unit_name() + " (" +
-                               proc_.occupancy_limiter(kernels[i]) + ")");
-    if (kernels[i].cta_count() == 0) throw std::runtime_error("kernel " + kernels[i].name + " has an empty grid");
+      throw std::runtime_error("kernel " + r.name + " cannot fit one CTA on an " + proc_.unit_name() + " (" +
+                               proc_.occupancy_limiter(r) + ")");
+    if (r.cta_count() == 0) throw std::runtime_error("kernel " + r.name + " has an empty grid");
     k.wave = uint64_t(proc_.units()) * uint64_t(k.per_unit);
-    k.ctas_simulated = kernels[i].cta_count();
-    k.coarse = opt_.fast && kernels[i].cta_count() >= k.wave;
+    k.ctas_simulated = r.cta_count();
+    k.coarse = opt_.fast && r.cta_count() >= k.wave;
     if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, proc_.sample_waves());
     ctas_total_ += k.ctas_simulated;
   }
@@ -222,7 +224,6 @@ ReplayOutput Engine::run() {
 }
 
 ReplayOutput Engine::results(Tick now) {
-  const auto& kernels = *in_.kernels;
   ReplayOutput out;
   out.step_ns = model::ps_to_ns(now);
   out.requests = requests_;
@@ -232,9 +233,8 @@ ReplayOutput Engine::results(Tick now) {
   const double units = double(proc_.units());
   out.sm_busy_fraction = now ? resident / double(now) / units : 0;
   out.tensor_busy_fraction = now ? tensor / double(now) / units : 0;
-  for (uint32_t i = 0; i < kernels.size(); ++i) {
-    const auto& r = kernels[i];
-    const KernelState& k = k_[i];
+  for (const KernelState& k : k_) {
+    const KernelRecord& r = *k.rec;
     KernelResult kr;
     kr.id = r.id;
     kr.name = r.name;

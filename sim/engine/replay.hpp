@@ -15,13 +15,15 @@
 
 #include "models/common/processor.hpp"
 #include "sim/engine/run_result.hpp"
+#include "sim/workload/workload.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::sim {
 
 struct ReplayInput {
-  const std::vector<trace::KernelRecord>* kernels = nullptr;
-  const std::vector<trace::AccessRecord>* accesses = nullptr;
+  // The kernel DAG, as the techniques left it: live kernels run in its topological order, and
+  // ReplayOutput::kernels follows that order.
+  const Workload* workload = nullptr;
   std::vector<uint64_t> tensor_base;          // physical base address of each tensor id
   std::vector<uint32_t> tensor_region;        // region of each tensor id: an index into region_peak_GBps
   std::vector<double> region_peak_GBps;       // peak bandwidth of each region

@@ -25,14 +25,16 @@ KernelRoofline kernel_roofline(const trace::KernelRecord& k, const std::vector<c
   return r;
 }
 
-double critical_path_roofline(const std::vector<trace::KernelRecord>& ks, const std::vector<KernelResult>& res) {
-  std::map<uint32_t, double> lb;
+double critical_path_roofline(const Workload& w, const std::vector<KernelResult>& res) {
+  std::vector<double> lb(w.kernels().size(), 0.0);  // by vertex: the chain's end at this kernel
   double best = 0;
-  for (size_t i = 0; i < ks.size(); ++i) {
+  size_t i = 0;
+  for (size_t v : w.topological_order()) {
+    if (w.kernels()[v].removed) continue;
     double start = 0;
-    for (uint32_t d : ks[i].deps) start = std::max(start, lb[d]);
-    lb[ks[i].id] = start + res[i].roofline_ns;
-    best = std::max(best, lb[ks[i].id]);
+    for (size_t p : w.predecessors(v)) start = std::max(start, lb[p]);
+    lb[v] = start + res.at(i++).roofline_ns;
+    best = std::max(best, lb[v]);
   }
   return best;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/engine/run_result.hpp"
+#include "sim/workload/workload.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::sim {
@@ -25,7 +26,8 @@ KernelRoofline kernel_roofline(const trace::KernelRecord& k, const std::vector<c
                                const std::vector<uint64_t>& tensor_bytes,
                                const std::function<double(trace::Precision)>& peak_flops);
 
-// The longest dependence chain with every kernel at its roofline; res[i] is kernel ks[i]'s result.
-double critical_path_roofline(const std::vector<trace::KernelRecord>& ks, const std::vector<KernelResult>& res);
+// The longest dependence chain with every kernel at its roofline; res holds the live kernels'
+// results in the workload's topological order (as the replay returns them).
+double critical_path_roofline(const Workload& w, const std::vector<KernelResult>& res);
 
 }  // namespace indexsim::sim

@@ -153,14 +153,10 @@ RunResult simulate(const RunSpec& spec) {
   TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report};
   L.techniques.transform(w, ctx);
 
-  std::vector<trace::KernelRecord> kernels;
-  std::vector<trace::AccessRecord> accesses;
-  w.lower(kernels, accesses);
   const Placement pl = place(w.tensors(), L.regions, L.placement);
 
   ReplayInput in;
-  in.kernels = &kernels;
-  in.accesses = &accesses;
+  in.workload = &w;
   in.tensor_base = pl.address;
   in.tensor_region = pl.region_of;
   for (const auto& r : pl.regions) in.region_peak_GBps.push_back(r.peak_GBps);
@@ -174,7 +170,7 @@ RunResult simulate(const RunSpec& spec) {
 
   R.step_ns = out.step_ns;
   R.kernels = std::move(out.kernels);
-  R.roofline_ns = critical_path_roofline(kernels, R.kernels);
+  R.roofline_ns = critical_path_roofline(w, R.kernels);
   L.memory->report(R.components, "");
 
   const double new_tokens = L.have_shape ? double(L.step.batch) * L.step.new_tokens()

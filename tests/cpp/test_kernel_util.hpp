@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/workload/workload.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::test {
@@ -21,6 +22,17 @@ inline trace::KernelRecord kernel(uint32_t id, uint32_t ctas, std::vector<uint32
   k.deps = std::move(deps);
   k.stream = stream;
   return k;
+}
+
+// The DAG the replay takes, over `tensors` anonymous tensors.
+inline sim::Workload workload(const std::vector<trace::KernelRecord>& ks, const std::vector<trace::AccessRecord>& as,
+                              uint32_t tensors) {
+  std::vector<trace::TensorRecord> ts(tensors);
+  for (uint32_t i = 0; i < tensors; ++i) {
+    ts[i].id = i;
+    ts[i].name = "t" + std::to_string(i);
+  }
+  return sim::Workload(nlohmann::json::object(), ts, ks, as);
 }
 
 }  // namespace indexsim::test

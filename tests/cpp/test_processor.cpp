@@ -73,10 +73,9 @@ class UniformProcessor : public model::Processor {
 using test::kernel;
 
 sim::ReplayOutput run(model::Processor& p, std::vector<trace::KernelRecord> ks, bool reuse = false) {
-  std::vector<trace::AccessRecord> none;
+  const sim::Workload w = test::workload(ks, {}, 0);
   sim::ReplayInput in;
-  in.kernels = &ks;
-  in.accesses = &none;
+  in.workload = &w;
   sim::ReplayOptions opt;
   opt.reuse = reuse;
   return sim::replay(p, in, opt);

@@ -68,9 +68,9 @@ AccessRecord stream_read(uint32_t kernel, uint32_t ctas, uint64_t bytes_per_cta)
 sim::ReplayOutput run(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
                       model::MemoryDevice& mem, bool fast = false) {
   model::SmArray proc(rig.sm, rig.tcp, mem);
+  const sim::Workload w = test::workload(ks, as, 1);
   sim::ReplayInput in;
-  in.kernels = &ks;
-  in.accesses = &as;
+  in.workload = &w;
   in.tensor_base = {0};
   in.tensor_region = {0};
   in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
@@ -215,9 +215,9 @@ namespace {
 sim::ReplayOutput run_fast(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
                            model::MemoryDevice& mem, bool reuse, bool fast = true) {
   model::SmArray proc(rig.sm, rig.tcp, mem);
+  const sim::Workload w = test::workload(ks, as, 2);
   sim::ReplayInput in;
-  in.kernels = &ks;
-  in.accesses = &as;
+  in.workload = &w;
   in.tensor_base = {0, 1 << 24};  // two tensors of one shape at different addresses (two layers)
   in.tensor_region = {0, 0};
   in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
@@ -289,9 +289,9 @@ TEST(Replay, ASegmentOfOverlappingKernelsThatRepeatsAnEarlierOneIsReusedWhole) {
   }
   auto run_layers = [&](model::MemoryDevice& mem, bool reuse) {
     model::SmArray proc(rig.sm, rig.tcp, mem);
+    const sim::Workload w = test::workload(ks, as, 12);
     sim::ReplayInput in;
-    in.kernels = &ks;
-    in.accesses = &as;
+    in.workload = &w;
     for (uint32_t t = 0; t < 12; ++t) {
       in.tensor_base.push_back(uint64_t(t) << 24);
       in.tensor_region.push_back(0);
