@@ -82,7 +82,7 @@ int bench_kernel(const Args& args) {
     std::printf("  achieved bandwidth %12.1f GB/s (bytes read + written / kernel time)\n", r.get_metric("achieved_bandwidth"));
   if (flops > 0) std::printf("  achieved           %12.1f TFLOP/s\n", r.get_metric("achieved_tflops"));
   std::printf("  L2 hit rate        %12.3f\n  requests simulated %12.0f\n  wall               %12.2f s\n",
-              r.components.get("l2", "hit_rate", r.get_metric("l2_hit_rate")), r.get_metric("requests"), r.wall_s);
+              r.get_metric("l2_hit_rate"), r.get_metric("requests"), r.wall_s);
   return 0;
 }
 

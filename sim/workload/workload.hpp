@@ -53,7 +53,7 @@ class Workload {
   size_t find(int layer, trace::KernelKind kind) const;
   static constexpr size_t npos = size_t(-1);
 
-  // Records for the replay engine: live kernels in topological order with deps from the graph.
+  // The DAG written back as trace records: live kernels in topological order, deps from the graph.
   void lower(std::vector<trace::KernelRecord>& kernels, std::vector<trace::AccessRecord>& accesses) const;
 
   uint64_t bytes_of(trace::TensorClass c) const;  // footprint of all tensors of a class
