@@ -4,10 +4,12 @@
 // The cache keeps one 64-bit word of policy state in each way and owns what is not a choice: an
 // invalid way is filled first, a way with a fill in flight is never evicted. The policy updates a
 // way's word on a hit (touch) and on a fill (insert), and picks the victim among the ways the cache
-// may evict, given in way order. A new policy is one file in models/replacement/ that registers
+// may evict. The victim search runs on every miss, so the ways are handed over in place (a set's
+// words `stride` bytes apart) with a mask of the eligible ones, not copied. A new policy is one file in models/replacement/ that registers
 // itself; no cache changes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,19 +23,31 @@ class ReplacementPolicy {
   virtual ~ReplacementPolicy() = default;
   virtual void touch(uint64_t& way_state) = 0;
   virtual void insert(uint64_t& way_state) = 0;
-  // `n` >= 1 candidate ways' states; returns the index (0 .. n-1) of the one to evict.
-  virtual uint32_t victim(uint64_t* const* way_states, uint32_t n) = 0;
+  // Way w's word is at word(first, stride, w); `eligible` (not 0) has bit w set for each way the
+  // cache may evict. Returns the way to evict.
+  virtual uint32_t victim(uint64_t* first, size_t stride, uint64_t eligible) = 0;
+  // True when victim() is always first_smallest() (LRU, FIFO): a cache may then find the victim in
+  // its own pass over the set, with no call per miss. The answer is the policy's, not the cache's.
+  virtual bool evicts_first_smallest() const { return false; }
 };
 
-// The index of the first of the `n` words that is smallest: the victim of the age-ordered policies.
-inline uint32_t first_smallest(uint64_t* const* way_states, uint32_t n) {
-  uint32_t best = 0;
-  for (uint32_t i = 1; i < n; ++i)
-    if (*way_states[i] < *way_states[best]) best = i;
+inline uint64_t& word(uint64_t* first, size_t stride, uint32_t way) {
+  return *reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(first) + way * stride);
+}
+
+// The first eligible way (in way order) whose word is smallest: the victim of the age-ordered policies.
+inline uint32_t first_smallest(uint64_t* first, size_t stride, uint64_t eligible) {
+  uint32_t best = uint32_t(__builtin_ctzll(eligible));
+  uint64_t best_word = word(first, stride, best);
+  for (uint64_t m = eligible & (eligible - 1); m; m &= m - 1) {
+    const uint32_t w = uint32_t(__builtin_ctzll(m));
+    const uint64_t v = word(first, stride, w);
+    if (v < best_word) best = w, best_word = v;
+  }
   return best;
 }
 
-// Caches keep a set's candidate ways on the stack for victim(): no set has more ways than this.
+// victim() takes the eligible ways as a 64-bit mask: no set has more ways than this.
 constexpr uint32_t kMaxReplacementWays = 64;
 
 // Policies are built by name; `seed` feeds those that draw (the same seed, the same victims).

@@ -40,7 +40,8 @@ L2Cache::L2Cache(const L2Params& p)
     : p_(p), clk_(p.clock_MHz), sets_(p.sets_per_slice()), sectors_per_line_(p.line_B / p.sector_B),
       lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), slices_(p.slices),
       mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice),
-      policy_(ReplacementRegistry::instance().make(p.replacement, 1)) {
+      policy_(ReplacementRegistry::instance().make(p.replacement, 1)),
+      first_smallest_(policy_->evicts_first_smallest()) {
   for (uint32_t s = 0; s < p_.slices; ++s)
     for (uint32_t m = p_.mshrs_per_slice; m-- > 0;) slices_[s].free_mshrs.push_back(s * p_.mshrs_per_slice + m);
 }
@@ -134,16 +135,25 @@ void L2Cache::serve(uint32_t s, Tick t) {
 
 uint32_t L2Cache::victim(uint32_t base) {
   // An invalid way first; a way with a fill in flight never; among the rest, the policy's choice.
-  uint64_t* states[kMaxReplacementWays];
-  uint32_t ways[kMaxReplacementWays], n = 0;
+  // Every miss runs this: for a policy whose victim is the first smallest word, one pass finds it.
+  if (first_smallest_) {
+    uint32_t best = kNone;
+    for (uint32_t w = 0; w < p_.ways; ++w) {
+      const Line& l = lines_[base + w];
+      if (l.mshr != kNone) continue;
+      if (l.tag == 0) return base + w;
+      if (best == kNone || l.repl < lines_[best].repl) best = base + w;
+    }
+    return best;
+  }
+  uint64_t eligible = 0;
   for (uint32_t w = 0; w < p_.ways; ++w) {
-    Line& l = lines_[base + w];
+    const Line& l = lines_[base + w];
     if (l.mshr != kNone) continue;
     if (l.tag == 0) return base + w;
-    states[n] = &l.repl;
-    ways[n++] = base + w;
+    eligible |= uint64_t{1} << w;
   }
-  return n == 0 ? kNone : ways[policy_->victim(states, n)];
+  return eligible == 0 ? kNone : base + policy_->victim(&lines_[base].repl, sizeof(Line), eligible);
 }
 
 void L2Cache::evict(Line& l, uint32_t s, Tick t) {

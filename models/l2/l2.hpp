@@ -128,6 +128,7 @@ class L2Cache : public FrontDevice {
   std::vector<MemCompletion> buf_;
   std::vector<uint32_t> line_slices_;   // try_enqueue: the slice of each line of the request
   std::unique_ptr<ReplacementPolicy> policy_;
+  bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;
   uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
   uint64_t writebacks_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;

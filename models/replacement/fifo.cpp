@@ -10,7 +10,10 @@ class Fifo : public ReplacementPolicy {
  public:
   void touch(uint64_t&) override {}
   void insert(uint64_t& s) override { s = ++clock_; }
-  uint32_t victim(uint64_t* const* s, uint32_t n) override { return first_smallest(s, n); }
+  uint32_t victim(uint64_t* first, size_t stride, uint64_t eligible) override {
+    return first_smallest(first, stride, eligible);
+  }
+  bool evicts_first_smallest() const override { return true; }
 
  private:
   uint64_t clock_ = 0;

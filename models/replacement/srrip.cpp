@@ -6,6 +6,8 @@
 // that touches each line once then leaves the lines that are reused in the cache, which LRU does not.
 #include "models/common/replacement.hpp"
 
+#include <algorithm>
+
 namespace indexsim::model {
 namespace {
 
@@ -15,14 +17,16 @@ class Srrip : public ReplacementPolicy {
  public:
   void touch(uint64_t& s) override { s = 0; }
   void insert(uint64_t& s) override { s = kLong; }
-  uint32_t victim(uint64_t* const* s, uint32_t n) override {
+  uint32_t victim(uint64_t* first, size_t stride, uint64_t eligible) override {
     uint64_t oldest = 0;
-    for (uint32_t i = 0; i < n; ++i) oldest = *s[i] > oldest ? *s[i] : oldest;
+    for (uint64_t m = eligible; m; m &= m - 1) oldest = std::max(oldest, word(first, stride, uint32_t(__builtin_ctzll(m))));
     const uint64_t age = oldest < kDistant ? kDistant - oldest : 0;  // ageing rounds until one is distant
-    uint32_t pick = n;
-    for (uint32_t i = 0; i < n; ++i) {
-      *s[i] = *s[i] + age > kDistant ? kDistant : *s[i] + age;
-      if (pick == n && *s[i] == kDistant) pick = i;
+    uint32_t pick = ~0u;
+    for (uint64_t m = eligible; m; m &= m - 1) {
+      const uint32_t w = uint32_t(__builtin_ctzll(m));
+      uint64_t& s = word(first, stride, w);
+      s = std::min(kDistant, s + age);
+      if (pick == ~0u && s == kDistant) pick = w;
     }
     return pick;
   }

@@ -62,14 +62,14 @@ void SmArray::launch(const KernelWork& w, Tick now) {
   k.cta_tail = Tick(double(k.cta_compute) * tail);
   // Launch order among ready kernels: by handle (the order the host enqueued them).
   ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), w.kernel), w.kernel);
+  mem_next_valid_ = false;
   dispatch_pending_ = true;
   dispatch_at_ = now;
 }
 
 Tick SmArray::next_event() const {
   Tick t = ends_.empty() ? kNever : ends_.top().t;
-  // SMs refused by a full queue retry at the memory system's next chance to take them.
-  t = std::min(t, stalled_.empty() ? mem_.next_event() : mem_.next_retry());
+  t = std::min(t, memory_next());
   if (dispatch_pending_ && !ready_.empty()) t = std::min(t, dispatch_at_);
   return t;
 }
@@ -79,10 +79,13 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
   // the CTAs due end (their slots fill at the next call, at this same time).
   if (dispatch_pending_) {
     dispatch_pending_ = false;
-    if (!ready_.empty()) dispatch(now);
+    if (!ready_.empty()) {
+      dispatch(now);
+      mem_next_valid_ = false;  // new requests went out
+    }
   }
-  const Tick tm = stalled_.empty() ? mem_.next_event() : mem_.next_retry();
-  if (tm <= now) {
+  if (memory_next() <= now) {
+    mem_next_valid_ = false;
     done_.clear();
     mem_.advance(now, done_);
     for (const auto& c : done_) {
@@ -112,13 +115,6 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
     dispatch_pending_ = true;
     dispatch_at_ = now;
   }
-}
-
-bool SmArray::fits(const Sm& s, const KernelRecord& r) const {
-  const int threads = int(r.threads_per_cta());
-  return s.ctas < p_.max_ctas_per_sm && s.threads + threads <= p_.max_threads_per_sm &&
-         s.regs + int(r.regs_per_thread) * threads <= p_.registers_per_sm &&
-         s.smem + r.smem_bytes <= p_.smem_per_sm_bytes;
 }
 
 void SmArray::dispatch(Tick now) {
@@ -257,6 +253,7 @@ CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
 }
 
 void SmArray::warm(const KernelWork& w) {
+  mem_next_valid_ = false;
   for (uint64_t c = w.first_cta; c < w.first_cta + w.ctas; ++c) {
     AccessCursor cur = cursor_for(w, c);
     while (!cur.done()) {

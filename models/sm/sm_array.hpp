@@ -89,6 +89,7 @@ class SmArray : public Processor {
   void finish_memory(uint32_t sm, uint32_t slot, Tick now);
   CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
   AccessCursor cursor_for(const KernelWork& w, uint64_t cta) const;
+  Tick memory_next() const;  // the memory's next event (next retry while an SM is stalled)
 
   SmParams p_;
   TensorCore tc_;
@@ -104,6 +105,27 @@ class SmArray : public Processor {
   // Something freed a slot or queued a kernel since the last dispatch: dispatch at `dispatch_at_`.
   bool dispatch_pending_ = false;
   Tick dispatch_at_ = 0;
+  // The memory's answer to memory_next(), kept until this processor sends, launches or advances it
+  // (nothing else moves the memory between the engine's next_event() and advance()).
+  mutable Tick mem_next_ = kNever;
+  mutable bool mem_next_valid_ = false;
 };
+
+// On the replay's hot path: defined here so that they inline.
+inline Tick SmArray::memory_next() const {
+  // SMs refused by a full queue retry at the memory system's next chance to take them.
+  if (!mem_next_valid_) {
+    mem_next_ = stalled_.empty() ? mem_.next_event() : mem_.next_retry();
+    mem_next_valid_ = true;
+  }
+  return mem_next_;
+}
+
+inline bool SmArray::fits(const Sm& s, const trace::KernelRecord& r) const {
+  const int threads = int(r.threads_per_cta());
+  return s.ctas < p_.max_ctas_per_sm && s.threads + threads <= p_.max_threads_per_sm &&
+         s.regs + int(r.regs_per_thread) * threads <= p_.registers_per_sm &&
+         s.smem + r.smem_bytes <= p_.smem_per_sm_bytes;
+}
 
 }  // namespace indexsim::model

@@ -57,12 +57,9 @@ bool NpuSram::lookup(const MemRequest& req, Tick now) {
     }
   // An invalid way first, else the policy's choice.
   Way* v = nullptr;
-  uint64_t* states[kMaxReplacementWays];
-  for (uint32_t w = 0; w < p_.ways && !v; ++w) {
+  for (uint32_t w = 0; w < p_.ways && !v; ++w)
     if (set[w].tag == 0) v = &set[w];
-    states[w] = &set[w].repl;
-  }
-  if (!v) v = &set[policy_->victim(states, p_.ways)];
+  if (!v) v = &set[policy_->victim(&set[0].repl, sizeof(Way), p_.ways == 64 ? ~uint64_t{0} : (uint64_t{1} << p_.ways) - 1)];
   if (v->tag != 0) {
     ++evictions_;
     if (v->dirty) {

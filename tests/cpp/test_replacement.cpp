@@ -20,10 +20,7 @@ struct Set {
     int v = -1;
     for (int w = 0; w < 4 && v < 0; ++w)
       if (tag[w] == 0) v = w;
-    if (v < 0) {
-      uint64_t* s[4] = {&state[0], &state[1], &state[2], &state[3]};
-      v = int(p->victim(s, 4));
-    }
+    if (v < 0) v = int(p->victim(&state[0], sizeof(uint64_t), 0xF));
     tag[v] = line + 1;
     p->insert(state[v]);
     return false;
