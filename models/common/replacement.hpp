@@ -47,6 +47,16 @@ inline uint32_t first_smallest(uint64_t* first, size_t stride, uint64_t eligible
   return best;
 }
 
+// A policy whose victim is the first eligible way with the smallest word (LRU, FIFO): it says so,
+// and defines only how touches and fills set the word.
+class FirstSmallestPolicy : public ReplacementPolicy {
+ public:
+  uint32_t victim(uint64_t* first, size_t stride, uint64_t eligible) override {
+    return first_smallest(first, stride, eligible);
+  }
+  bool evicts_first_smallest() const override { return true; }
+};
+
 // victim() takes the eligible ways as a 64-bit mask: no set has more ways than this.
 constexpr uint32_t kMaxReplacementWays = 64;
 

@@ -6,14 +6,10 @@
 namespace indexsim::model {
 namespace {
 
-class Fifo : public ReplacementPolicy {
+class Fifo : public FirstSmallestPolicy {
  public:
   void touch(uint64_t&) override {}
   void insert(uint64_t& s) override { s = ++clock_; }
-  uint32_t victim(uint64_t* first, size_t stride, uint64_t eligible) override {
-    return first_smallest(first, stride, eligible);
-  }
-  bool evicts_first_smallest() const override { return true; }
 
  private:
   uint64_t clock_ = 0;

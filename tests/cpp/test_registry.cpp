@@ -63,7 +63,7 @@ TEST(Registry, EveryTechniqueFileIsRegistered) {
 TEST(Registry, EveryProcessorAndReplacementPolicyFileIsRegistered) {
   std::set<std::string> registered;
   for (const auto& r : indexsim::config::all_registrations()) registered.insert(r.file);
-  const auto files = implementing("models", {"Processor", "ReplacementPolicy"});
+  const auto files = implementing("models", {"Processor", "ReplacementPolicy", "FirstSmallestPolicy"});
   ASSERT_FALSE(files.empty());
   for (const auto& f : files) EXPECT_TRUE(registered.count(f)) << f << " implements a processor or policy but registers none";
   EXPECT_TRUE(indexsim::model::ProcessorRegistry::instance().has("sm_array"));
