@@ -234,7 +234,19 @@ YAML::Node merged(const YAML::Node& base, const YAML::Node& over);
 // relative to its folder) with the mapping's other keys laid over it, so that a section shared by
 // several presets is written once (`cxl: {preset: sections/cxl-type3-x16}`). Presets may name
 // presets, eight deep.
+bool contains_preset(const YAML::Node& n) {
+  if (n.IsMap()) {
+    for (const auto& kv : n)
+      if (kv.first.as<std::string>() == "preset" || contains_preset(kv.second)) return true;
+  } else if (n.IsSequence()) {
+    for (const auto& e : n)
+      if (contains_preset(e)) return true;
+  }
+  return false;
+}
+
 YAML::Node expand_presets(const YAML::Node& n, const std::string& file, const std::string& path, int depth) {
+  if (!contains_preset(n)) return n;  // rebuilding a subtree costs yaml-cpp a deep copy: only along a preset's path
   if (n.IsSequence()) {
     YAML::Node out(YAML::NodeType::Sequence);
     for (size_t i = 0; i < n.size(); ++i) out.push_back(expand_presets(n[i], file, path + "." + std::to_string(i), depth));
