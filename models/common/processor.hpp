@@ -18,6 +18,7 @@
 #include "models/common/params.hpp"
 #include "models/common/registry.hpp"
 #include "models/common/time.hpp"
+#include "traces/launch_limits.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::model {
@@ -73,6 +74,9 @@ class Processor {
   // Fast mode: a kernel of more full waves than this is sampled (sim/engine/sampling.hpp); how many
   // waves reach the steady state depends on the processor, so its section says.
   virtual uint32_t sample_waves() const = 0;
+  // What kernel libraries read from the device to pick their launch shapes (units, shared memory
+  // per CTA, native precisions): emulated kernels are shaped from this.
+  virtual trace::LaunchLimits launch_limits() const = 0;
 
   // Queues a ready kernel's CTAs; they start at the processor's next event (no later than `now`).
   virtual void launch(const KernelWork& w, Tick now) = 0;

@@ -15,6 +15,10 @@ SmParams SmParams::load(const config::Node& gpu) {
   p.max_ctas_per_sm = gpu.req<int>("max_ctas_per_sm", Rule::range(1, 255));
   p.registers_per_sm = gpu.req<int>("registers_per_sm", Rule::positive());
   p.smem_per_sm_bytes = static_cast<uint64_t>(gpu.req<double>("smem_per_sm_KiB", Rule::positive()) * 1024);
+  p.smem_per_cta_max_bytes = static_cast<uint64_t>(gpu.req<double>("smem_per_cta_max_KiB", Rule::positive()) * 1024);
+  if (p.smem_per_cta_max_bytes > p.smem_per_sm_bytes)
+    gpu.fail("smem_per_cta_max_KiB", std::to_string(p.smem_per_cta_max_bytes / 1024.0), "must not exceed smem_per_sm_KiB");
+  p.warpgroup_mma = gpu.req<bool>("warpgroup_mma");
   p.max_outstanding_requests = gpu.req<int>("max_outstanding_requests_per_sm", Rule::range(1, 65535));
   p.line_bytes = gpu.req<uint32_t>("line_bytes", Rule::power_of_two());
   p.sector_bytes = gpu.req<uint32_t>("sector_bytes", Rule::power_of_two());

@@ -28,6 +28,8 @@ struct SmParams {
   int max_ctas_per_sm = 0;
   int registers_per_sm = 0;
   uint64_t smem_per_sm_bytes = 0;
+  uint64_t smem_per_cta_max_bytes = 0;  // opt-in limit of one CTA (cudaDevAttrMaxSharedMemoryPerBlockOptin)
+  bool warpgroup_mma = false;           // Hopper-style wgmma + TMA kernels (compute capability 9.x, 10.x)
   int max_outstanding_requests = 0;   // per SM, across its CTAs
   uint32_t line_bytes = 128;          // request granularity of the detailed mode
   uint32_t sector_bytes = 32;         // smallest access the memory system sees

@@ -34,6 +34,18 @@ uint64_t SmArray::fitted_smem_bytes(uint64_t smem) const {
   return stages == 0 ? smem : stages * stage;
 }
 
+trace::LaunchLimits SmArray::launch_limits() const {
+  trace::LaunchLimits l;
+  l.units = uint32_t(p_.sm_count);
+  l.smem_per_cta_bytes = p_.smem_per_cta_max_bytes;
+  l.smem_per_unit_bytes = p_.smem_per_sm_bytes;
+  l.max_threads_per_unit = uint32_t(p_.max_threads_per_sm);
+  l.registers_per_unit = uint32_t(p_.registers_per_sm);
+  for (int i = 0; i < trace::kPrecisionCount; ++i) l.native[size_t(i)] = tc_.params().flops_per_clk[size_t(i)] > 0;
+  l.warpgroup_mma = p_.warpgroup_mma;
+  return l;
+}
+
 AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const {
   return AccessCursor(w.accesses, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
                       w.coarse ? p_.fast_chunk_bytes : p_.line_bytes);

@@ -36,6 +36,7 @@ class SmArray : public Processor {
   uint32_t line_bytes() const override { return p_.line_bytes; }
   uint32_t sample_waves() const override { return p_.fast_sample_waves; }
   uint64_t fitted_smem_bytes(uint64_t smem_bytes) const override;
+  trace::LaunchLimits launch_limits() const override;
 
   void launch(const KernelWork& w, Tick now) override;
   Tick next_event() const override;

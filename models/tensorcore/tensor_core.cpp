@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/tensorcore/tensor_core.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace indexsim::model {
@@ -40,18 +41,19 @@ int TensorCore::effective(int precision) const {
 }
 
 Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& flops) const {
-  double ps = 0;
-  bool any_mma = false;
+  // The Tensor Cores and the CUDA cores are separate pipes fed by different warps: a CTA's matrix
+  // work and its SIMT work (FP8 promotion, softmax, dequantisation) overlap, and the busier pipe
+  // sets the time (DeepGEMM promotes one warpgroup's partial sums while the other's WGMMAs run).
+  double mma_ps = 0, simt_ps = 0;
   for (int i = 0; i < trace::kPrecisionCount; ++i) {
     if (flops[i] <= 0) continue;
     const int e = effective(i);
     const bool simt = e == int(Precision::simt) || e == int(Precision::fp32);
-    const double period = simt ? sm_clock_.period_ps() : tensor_clock_.period_ps();
-    const double eff = simt ? 1.0 : p_.issue_efficiency;
-    ps += flops[i] / (p_.flops_per_clk[e] * eff) * period;
-    any_mma |= !simt;
+    if (simt) simt_ps += flops[i] / p_.flops_per_clk[e] * sm_clock_.period_ps();
+    else mma_ps += flops[i] / (p_.flops_per_clk[e] * p_.issue_efficiency) * tensor_clock_.period_ps();
   }
-  if (any_mma) ps += p_.pipeline_latency_cycles * tensor_clock_.period_ps();
+  double ps = std::max(mma_ps, simt_ps);
+  if (mma_ps > 0) ps += p_.pipeline_latency_cycles * tensor_clock_.period_ps();
   return static_cast<Tick>(std::llround(ps));
 }
 

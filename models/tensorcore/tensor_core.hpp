@@ -31,7 +31,8 @@ struct TensorCoreParams {
 class TensorCore {
  public:
   explicit TensorCore(const TensorCoreParams& p);
-  // Time for one SM to retire `flops` (per precision), pipeline fill included. Precisions the GPU
+  // Time for one SM to retire `flops` (per precision), pipeline fill included: the larger of the
+  // Tensor Core time and the CUDA-core time (separate pipes). Precisions the GPU
   // lacks (rate 0, e.g. FP8 on A100) run at the next wider precision it has, as libraries do.
   Tick compute_ps(const std::array<double, trace::kPrecisionCount>& flops) const;
   // Peak rate of the whole GPU at one precision, FLOP/s (after the fallback above).

@@ -3,7 +3,9 @@
 // itself here. A command returns the process exit status.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace indexsim::cli {
@@ -31,6 +33,10 @@ class ArgParser {
   uint64_t u64(const std::string& name, uint64_t fallback);
   double f64(const std::string& name, double fallback);
   std::vector<std::string> positional();
+  // `--name [value]`: nullopt when absent, "" when given without a value.
+  std::optional<std::string> optional_value(const std::string& name);
+  // Every `--key value` (or `--key=value`) not consumed yet, in order: free-form keys (shape flags).
+  std::vector<std::pair<std::string, std::string>> options();
   // Throws std::invalid_argument naming any argument that no one consumed.
   void finish() const;
 

@@ -96,6 +96,37 @@ double ArgParser::f64(const std::string& name, double fallback) {
   return d;
 }
 
+std::optional<std::string> ArgParser::optional_value(const std::string& name) {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i] || args_[i] != name) continue;
+    used_[i] = true;
+    if (i + 1 < args_.size() && !used_[i + 1] && args_[i + 1].rfind("-", 0) != 0) {
+      used_[i + 1] = true;
+      return args_[i + 1];
+    }
+    return std::string();
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> ArgParser::options() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i] || args_[i].rfind("--", 0) != 0) continue;
+    const std::string a = args_[i].substr(2);
+    const size_t eq = a.find('=');
+    used_[i] = true;
+    if (eq != std::string::npos) {
+      out.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+    } else {
+      if (i + 1 >= args_.size()) throw std::invalid_argument("--" + a + " needs a value");
+      used_[i + 1] = true;
+      out.emplace_back(a, args_[++i]);
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> ArgParser::positional() {
   std::vector<std::string> out;
   for (size_t i = 0; i < args_.size(); ++i)

@@ -29,6 +29,7 @@ struct Loaded {
   std::vector<RegionInfo> regions;
   std::unique_ptr<model::MemoryDevice> memory;
   std::unique_ptr<model::Processor> processor;
+  trace::TraceData built;  // RunSpec::build_trace's trace
   trace::StepParams step;
   PlacementPolicy placement;
   TechniquePipeline techniques;
@@ -92,7 +93,10 @@ Loaded load(const RunSpec& spec) {
   // The step: the spec's, with its `step.K=V` assignments.
   apply_step_sets(L.step, spec.sets);
   nlohmann::json step = L.step.to_json();
-  if (spec.trace_data) {
+  if (spec.build_trace) {
+    L.built = spec.build_trace(L.processor->launch_limits());
+    step = {{"trace", L.built.metadata}};
+  } else if (spec.trace_data) {
     step = {{"trace", spec.trace_data->metadata}};
   } else if (spec.trace.empty()) {
     L.wl = load_document("workloads", spec.workload, spec.sets);
@@ -140,8 +144,8 @@ RunResult simulate(const RunSpec& spec) {
     td = trace::emulate_step(L.shape, L.step);
     R.workload = L.shape.name;
     R.seed = L.step.seed;
-  } else if (spec.trace_data) {
-    td = *spec.trace_data;
+  } else if (spec.build_trace || spec.trace_data) {
+    td = spec.build_trace ? std::move(L.built) : *spec.trace_data;
     R.workload = td.metadata.value("kernel", std::string("benchmark"));
   } else {
     td = trace::read_trace(spec.trace);

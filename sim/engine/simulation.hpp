@@ -20,6 +20,9 @@ struct RunSpec {
   std::string techniques = "baseline";  // name (configs/techniques/NAME.yaml) or path
   std::string trace;                    // replay this .itr file instead of emulating
   const trace::TraceData* trace_data = nullptr;  // or replay this in-memory trace (benchmarks)
+  // or replay the trace this builds for the loaded processor's launch limits (kernel benchmarks:
+  // a library picks its launch shape from the device it runs on)
+  std::function<trace::TraceData(const trace::LaunchLimits&)> build_trace;
   trace::StepParams step;
   std::vector<std::string> sets;        // "hardware.a.b=v", "workload.…", "techniques.…"
   bool fast = false;                    // coarse requests for contiguous runs

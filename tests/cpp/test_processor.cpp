@@ -29,6 +29,11 @@ class UniformProcessor : public model::Processor {
   uint32_t line_bytes() const override { return 128; }
   uint32_t sample_waves() const override { return 1000; }
   uint64_t fitted_smem_bytes(uint64_t smem) const override { return smem; }
+  trace::LaunchLimits launch_limits() const override {
+    trace::LaunchLimits l;
+    l.units = units_;
+    return l;
+  }
   void launch(const model::KernelWork& w, Tick now) override {
     for (uint64_t c = 0; c < w.ctas; ++c) waiting_.push_back({w.kernel, c + 1 == w.ctas});
     start(now);

@@ -22,6 +22,8 @@ gpu:
   max_ctas_per_sm: 8
   registers_per_sm: 65536
   smem_per_sm_KiB: 228
+  smem_per_cta_max_KiB: 227
+  warpgroup_mma: true
   tensor_flops_per_clk_per_sm: {tf32: 512, bf16: 1024, fp16: 1024, fp8: 2048, fp4: 0}
   simt_flops_per_clk_per_sm: 256
   mma_pipeline_latency_cycles: 0

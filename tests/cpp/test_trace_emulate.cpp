@@ -9,6 +9,7 @@
 
 #include "tests/cpp/test_trace_util.hpp"
 #include "traces/generators/emulate.hpp"
+#include "traces/generators/launch.hpp"
 
 using namespace indexsim::trace;
 using indexsim::test::file_bytes;
@@ -292,11 +293,14 @@ TEST(TraceEmulate, ReadStreamReadsItsBytesOnceAndWritesNothing) {
   }
 }
 
-// GEMM m×n×k in 128×256 tiles: FLOPs = 2mnk; A is re-read by each of the ceil(n/256) column tiles,
-// B by each of the ceil(m/128) row tiles; C is written once.
+// GEMM m×n×k in CUTLASS's 128×256 tiles (a device without wgmma): FLOPs = 2mnk; A is re-read by
+// each of the ceil(n/256) column tiles, B by each of the ceil(m/128) row tiles; C is written once.
 TEST(TraceEmulate, GemmRereadsPanelsPerTile) {
-  const uint64_t m = 1000, n = 3000, k = 512;
-  const TraceData t = emulate_gemm(m, n, k, Precision::fp8);
+  const uint64_t m = 1024, n = 3072, k = 512;
+  LaunchLimits ampere;
+  ampere.warpgroup_mma = false;
+  ampere.smem_per_cta_bytes = 163 * 1024;
+  const TraceData t = emulate_gemm(m, n, k, Precision::fp8, ampere);
   const Summary s = summarize(t);
   EXPECT_DOUBLE_EQ(s.all.flops[static_cast<int>(Precision::fp8)], 2.0 * m * n * k);
   const uint64_t mt = ceil_div(m, 128), nt = ceil_div(n, 256);
@@ -304,6 +308,31 @@ TEST(TraceEmulate, GemmRereadsPanelsPerTile) {
   EXPECT_EQ(s.by_class.at("activations").bytes_read, m * k * nt);  // A, FP8
   EXPECT_EQ(s.by_class.at("weights").bytes_read, n * k * mt);      // B, FP8
   EXPECT_EQ(s.all.bytes_written, m * n * 2);                        // C, BF16
+}
+
+// DeepGEMM on Hopper, m >= 512: a multicast pair fetches the shared panel once between them, so
+// that operand is read ceil(tiles along the pair's axis / 2) times instead of once per tile; the
+// CUDA cores add 2 FLOPs per accumulator element per 128 of K (promotion); partial tiles compute
+// whole (padded) tiles on the Tensor Cores.
+TEST(TraceEmulate, DeepGemmMulticastHalvesTheSharedPanel) {
+  const uint64_t m = 4096, n = 7168, k = 2048;
+  const LaunchLimits hopper;
+  GemmProblem p;
+  p.m = m, p.n = n, p.k = k, p.precision = Precision::fp8;
+  const GemmLaunch g = plan_gemm(p, hopper);
+  ASSERT_EQ(g.multicast, 2u);
+  const TraceData t = emulate_gemm(m, n, k, Precision::fp8, hopper);
+  const Summary s = summarize(t);
+  const uint64_t mt = ceil_div(m, g.block_m), nt = ceil_div(n, g.block_n);
+  EXPECT_EQ(s.all.ctas, mt * nt);
+  const uint64_t a_reads = g.multicast_on_a ? nt / 2 + nt % 2 : nt;
+  const uint64_t b_reads = g.multicast_on_a ? mt : mt / 2 + mt % 2;
+  EXPECT_EQ(s.by_class.at("activations").bytes_read, m * k * a_reads);
+  EXPECT_EQ(s.by_class.at("weights").bytes_read, n * k * b_reads);
+  EXPECT_EQ(s.all.bytes_written, m * n * 2);
+  const double padded = double(mt * g.block_m) * double(nt * g.block_n);
+  EXPECT_DOUBLE_EQ(s.all.flops[static_cast<int>(Precision::fp8)], 2.0 * padded * k);
+  EXPECT_DOUBLE_EQ(s.all.flops[static_cast<int>(Precision::simt)], 2.0 * padded * double(k / 128));
 }
 
 TEST(TraceEmulate, BadStepParametersAreRefusedByName) {

@@ -8,6 +8,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "traces/generators/launch.hpp"
+
 namespace indexsim::trace {
 
 namespace {
@@ -166,26 +168,79 @@ struct GemmOperands {
   uint32_t a_bits = 16, b_bits = 16, c_bits = 16;
 };
 
+// How a GEMM's output tiles map to CTAs: tile_m x tile_n, and TMA multicast pairs that share one
+// operand's loads (each CTA of the pair fetches half the shared panel for both).
+struct GemmTiling {
+  uint64_t tm = 128, tn = 256;
+  uint32_t multicast = 1;
+  bool on_a = true;
+};
+
 // Per-CTA reads of the A row-panel and the B column-panel and the write of the C tile, for the CTAs
-// [cta0, cta0 + mt·nt) laid out n-tile fastest. One record per m-tile row and operand (two for B and
-// C when the last n tile is partial).
-void gemm_accesses(Builder& b, uint32_t kernel, uint64_t cta0, uint64_t m, uint64_t n, uint64_t kdim, uint64_t tm,
-                   uint64_t tn, const GemmOperands& o) {
-  const uint64_t mt = ceil_div(m, tm), nt = ceil_div(n, tn), nfull = n / tn, nrem = n % tn;
-  const uint64_t a_row = bytes_of(kdim, o.a_bits), b_row = bytes_of(kdim, o.b_bits);
+// [cta0, cta0 + mt·nt), n tile fastest inside each m-tile row. With multicast on A, the pairs
+// (2p, 2p+1) of a row share the A panel: the row's CTAs are ordered left members, right members
+// (then a lone last tile), each member reading its half. With multicast on B, m-tile rows 2q and
+// 2q+1 share the B panels, each reading half of every panel.
+void gemm_accesses(Builder& b, uint32_t kernel, uint64_t cta0, uint64_t m, uint64_t n, uint64_t kdim,
+                   const GemmTiling& t, const GemmOperands& o) {
+  const uint64_t tm = t.tm, tn = t.tn;
+  const uint64_t mt = ceil_div(m, tm), nt = ceil_div(n, tn), nrem = n % tn;
+  const uint64_t a_row = bytes_of(kdim, o.a_bits), b_row = bytes_of(kdim, o.b_bits), c_pitch = bytes_of(n, o.c_bits);
+  struct Part {
+    uint64_t h = 0, parts = 1;
+    uint64_t lo(uint64_t w) const { return w * h / parts; }
+    uint64_t hi(uint64_t w) const { return w * (h + 1) / parts; }
+  };
+  // Tiles j0, j0 + step, ... (count of them) of m-tile row i, on CTAs [first, first + count).
+  auto run = [&](uint64_t i, uint64_t first, uint64_t j0, uint64_t step, uint64_t count, Part pa, Part pb) {
+    if (count == 0) return;
+    const uint64_t rows = std::min(tm, m - i * tm);
+    b.strided(kernel, o.a_tensor, false, first, count, o.a_base + (i * tm + pa.lo(rows)) * a_row, 0, a_row,
+              pa.hi(rows) - pa.lo(rows), int64_t(a_row));
+    const bool partial = nrem && j0 + (count - 1) * step == nt - 1;
+    const uint64_t full = partial ? count - 1 : count;
+    const uint64_t c_base = o.c_base + i * tm * c_pitch;
+    b.strided(kernel, o.b_tensor, false, first, full, o.b_base + (j0 * tn + pb.lo(tn)) * b_row, int64_t(step * tn * b_row),
+              b_row, pb.hi(tn) - pb.lo(tn), int64_t(b_row));
+    b.strided(kernel, o.c_tensor, true, first, full, c_base + bytes_of(j0 * tn, o.c_bits), int64_t(bytes_of(step * tn, o.c_bits)),
+              bytes_of(tn, o.c_bits), rows, int64_t(c_pitch));
+    if (partial) {
+      const uint64_t last = first + full, j = nt - 1;
+      b.strided(kernel, o.b_tensor, false, last, 1, o.b_base + (j * tn + pb.lo(nrem)) * b_row, 0, b_row,
+                pb.hi(nrem) - pb.lo(nrem), int64_t(b_row));
+      b.strided(kernel, o.c_tensor, true, last, 1, c_base + bytes_of(j * tn, o.c_bits), 0, bytes_of(nrem, o.c_bits), rows,
+                int64_t(c_pitch));
+    }
+  };
   for (uint64_t i = 0; i < mt; ++i) {
-    const uint64_t rows = std::min(tm, m - i * tm), first = cta0 + i * nt;
-    b.strided(kernel, o.a_tensor, false, first, nt, o.a_base + i * tm * a_row, 0, a_row, rows, int64_t(a_row));
-    b.strided(kernel, o.b_tensor, false, first, nfull, o.b_base, int64_t(tn * b_row), b_row, tn, int64_t(b_row));
-    b.strided(kernel, o.b_tensor, false, first + nfull, nrem ? 1 : 0, o.b_base + nfull * tn * b_row, 0, b_row, nrem,
-              int64_t(b_row));
-    const uint64_t c_pitch = bytes_of(n, o.c_bits), c_base = o.c_base + i * tm * c_pitch;
-    b.strided(kernel, o.c_tensor, true, first, nfull, c_base, int64_t(bytes_of(tn, o.c_bits)), bytes_of(tn, o.c_bits),
-              rows, int64_t(c_pitch));
-    b.strided(kernel, o.c_tensor, true, first + nfull, nrem ? 1 : 0, c_base + bytes_of(nfull * tn, o.c_bits), 0,
-              bytes_of(nrem, o.c_bits), rows, int64_t(c_pitch));
+    const uint64_t first = cta0 + i * nt;
+    if (t.multicast == 2 && t.on_a && nt >= 2) {
+      const uint64_t np = nt / 2;
+      run(i, first, 0, 2, np, {0, 2}, {});
+      run(i, first + np, 1, 2, np, {1, 2}, {});
+      if (nt % 2) run(i, first + 2 * np, nt - 1, 1, 1, {}, {});
+    } else if (t.multicast == 2 && !t.on_a && (i % 2 == 1 || i + 1 < mt)) {
+      run(i, first, 0, 1, nt, {}, {i % 2, 2});
+    } else {
+      run(i, first, 0, 1, nt, {}, {});
+    }
   }
 }
+
+// The arithmetic a planned GEMM does: the Tensor Cores compute whole tiles (TMA fills the edges of
+// a partial tile with zeros), and DeepGEMM's FP8 kernel rescales and adds each 128-deep partial sum
+// on the CUDA cores (one FFMA per accumulator element per K block).
+void gemm_flops(KernelRecord& k, const GemmLaunch& g, uint64_t kdim, Precision p) {
+  const double tile_elems = double(g.tiles) * g.block_m * g.block_n;
+  k.flops[static_cast<int>(p)] = 2.0 * tile_elems * double(kdim);
+  if (g.promotion) k.flops[static_cast<int>(Precision::simt)] = 2.0 * tile_elems * double(ceil_div(kdim, g.block_k));
+}
+
+KernelShape gemm_kernel_shape(const GemmLaunch& g) {
+  return KernelShape{g.threads, static_cast<uint32_t>(g.smem_bytes), g.regs_per_thread};
+}
+
+GemmTiling gemm_tiling(const GemmLaunch& g) { return GemmTiling{g.block_m, g.block_n, g.multicast, g.multicast_on_a}; }
 
 class StepEmulator {
  public:
@@ -256,7 +311,7 @@ class StepEmulator {
     o.a_bits = wbits();  // activations are quantised to the weights' precision before the GEMM
     o.b_bits = wbits();
     o.c_bits = 16;
-    gemm_accesses(b_, id, 0, M, N, K, tm, tn, o);
+    gemm_accesses(b_, id, 0, M, N, K, GemmTiling{tm, tn, 1, true}, o);
     act_bytes_ = std::max({act_bytes_, bytes_of(M * K, 16), bytes_of(M * N, 16)});
     return id;
   }
@@ -500,7 +555,7 @@ class StepEmulator {
       o.b_base = experts[i] * expert_bytes + part_off;
       o.a_base = i * rows * bytes_of(K, wbits());
       o.c_base = i * rows * bytes_of(N, 16);
-      gemm_accesses(b_, id, i * per_expert, rows, N, K, tm, tn, o);
+      gemm_accesses(b_, id, i * per_expert, rows, N, K, GemmTiling{tm, tn, 1, true}, o);
     }
     act_bytes_ = std::max({act_bytes_, bytes_of(experts.size() * rows * K, 16), bytes_of(experts.size() * rows * N, 16)});
   }
@@ -575,8 +630,14 @@ TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
   return std::move(b.t);
 }
 
-TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const GemmShape& shape) {
+TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const LaunchLimits& limits) {
   if (m == 0 || n == 0 || k == 0) throw std::invalid_argument("gemm m, n and k must be > 0");
+  GemmProblem prob;
+  prob.m = m;
+  prob.n = n;
+  prob.k = k;
+  prob.precision = precision;
+  const GemmLaunch g = plan_gemm(prob, limits);
   Builder b;
   const uint32_t bits = precision == Precision::simt ? 32 : precision_bits(precision);
   const uint32_t c_bits = bits >= 32 ? 32 : 16;
@@ -586,12 +647,16 @@ TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, 
   o.c_tensor = b.tensor("gemm.C", TensorClass::activations, -1, bytes_of(m * n, c_bits));
   o.a_bits = o.b_bits = bits;
   o.c_bits = c_bits;
-  KernelShape ks{shape.threads, shape.smem_bytes, shape.regs_per_thread};
-  const uint32_t id = b.kernel("gemm", KernelKind::gemm, -1, {ceil_div(n, shape.tile_n), ceil_div(m, shape.tile_m), 1}, ks);
-  b.k(id).flops[static_cast<int>(precision)] = 2.0 * double(m) * double(n) * double(k);
-  gemm_accesses(b, id, 0, m, n, k, shape.tile_m, shape.tile_n, o);
+  const uint32_t id = b.kernel("gemm", KernelKind::gemm, -1, {ceil_div(n, g.block_n), ceil_div(m, g.block_m), 1},
+                               gemm_kernel_shape(g));
+  gemm_flops(b.k(id), g, k, precision);
+  gemm_accesses(b, id, 0, m, n, k, gemm_tiling(g), o);
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "gemm"},
-                  {"m", m}, {"n", n}, {"k", k}, {"precision", to_string(precision)}};
+                  {"m", m}, {"n", n}, {"k", k}, {"precision", to_string(precision)},
+                  {"launch", {{"library", g.library}, {"block_m", g.block_m}, {"block_n", g.block_n},
+                              {"block_k", g.block_k}, {"stages", g.stages}, {"multicast", g.multicast},
+                              {"multicast_on", g.multicast_on_a ? "A" : "B"}, {"persistent_ctas", g.persistent_ctas},
+                              {"smem_bytes", g.smem_bytes}}}};
   return std::move(b.t);
 }
 

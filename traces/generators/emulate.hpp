@@ -13,6 +13,7 @@
 
 #include "traces/generators/model_shape.hpp"
 #include "traces/generators/step.hpp"
+#include "traces/launch_limits.hpp"
 #include "traces/trace_data.hpp"
 
 namespace indexsim::trace {
@@ -35,15 +36,12 @@ struct CopyShape {
 };
 TraceData emulate_copy(uint64_t bytes, const CopyShape& shape = {});
 
-// C[m×n] = A[m×k] · B[n×k]ᵀ with both operands K-major (as Hopper FP8 GEMMs require), tiled in
-// tile_m × tile_n output tiles; every CTA streams its A row-panel and B column-panel through the
-// k-loop (re-read from L2 by the other tiles that share them) and writes its C tile.
-struct GemmShape {
-  uint32_t tile_m = 128, tile_n = 256;   // cuBLAS/CUTLASS Hopper defaults for large GEMMs
-  uint32_t threads = 384;
-  uint32_t smem_bytes = 192 * 1024;
-  uint32_t regs_per_thread = 168;
-};
-TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const GemmShape& shape = {});
+// C[m×n] = A[m×k] · B[n×k]ᵀ with both operands K-major (as Hopper FP8 GEMMs require), launched
+// as plan_gemm (traces/generators/launch.hpp) picks for this device: every CTA streams its A
+// row-panel and B column-panel through the k-loop (re-read from L2 by the other tiles that share
+// them, or shared by a multicast pair) and writes its C tile. One CTA per output tile: a persistent
+// kernel's CTAs walk the same tiles one SM at a time (one CTA fits an SM), so the SMs see the same
+// sequence of tiles.
+TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const LaunchLimits& limits);
 
 }  // namespace indexsim::trace

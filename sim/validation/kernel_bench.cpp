@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/validation/kernel_bench.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/engine/simulation.hpp"
+#include "traces/generators/emulate.hpp"
+
+namespace indexsim::sim {
+
+using config::Rule;
+
+namespace {
+
+struct KernelShapeKeys {
+  const char* kernel;
+  const char* keys;
+};
+constexpr KernelShapeKeys kKernelShapes[] = {
+    {"copy", "bytes [ctas]"},
+    {"read", "bytes [ctas]"},
+    {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
+};
+
+trace::Precision read_dtype(const config::Node& n, const std::string& fallback) {
+  const std::string d = n.opt<std::string>("dtype", fallback, Rule::choice({"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"}));
+  for (int p = 0; p < trace::kPrecisionCount; ++p)
+    if (d == trace::to_string(trace::Precision(p))) return trace::Precision(p);
+  n.fail("dtype", d, "a precision");
+}
+
+}  // namespace
+
+std::string kernel_case_usage() {
+  std::string s;
+  for (const auto& k : kKernelShapes) s += std::string("  ") + k.kernel + ": " + k.keys + "\n";
+  return s;
+}
+
+KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape) {
+  KernelCase c;
+  c.kernel = kernel;
+  if (kernel == "copy" || kernel == "read") {
+    c.bytes = shape.req<uint64_t>("bytes", Rule::range(16, 1e15));
+    c.ctas = shape.opt<uint64_t>("ctas", 0, Rule::range(0, 65535));
+  } else if (kernel == "gemm") {
+    c.m = shape.req<uint64_t>("m", Rule::range(1, 1 << 24));
+    c.n = shape.req<uint64_t>("n", Rule::range(1, 1 << 24));
+    c.k = shape.req<uint64_t>("k", Rule::range(1, 1 << 24));
+    c.dtype = read_dtype(shape, "bf16");
+  } else {
+    throw std::invalid_argument("unknown kernel '" + kernel + "'; the kernels and their shape keys:\n" +
+                                kernel_case_usage());
+  }
+  return c;
+}
+
+double nominal_flops(const KernelCase& c) {
+  if (c.kernel == "gemm") return 2.0 * double(c.m) * double(c.n) * double(c.k);
+  return 0;
+}
+
+double nominal_bytes(const KernelCase& c) {
+  if (c.kernel == "copy") return 2.0 * double(c.bytes);
+  if (c.kernel == "read") return double(c.bytes);
+  if (c.kernel == "gemm") {
+    const double in_bits = c.dtype == trace::Precision::fp32 || c.dtype == trace::Precision::tf32 ? 32
+                                                                                                  : trace::precision_bits(c.dtype);
+    const double out_bytes = in_bits >= 32 ? 4 : 2;
+    return (double(c.m) * c.k + double(c.n) * c.k) * in_bits / 8 + double(c.m) * c.n * out_bytes;
+  }
+  return 0;
+}
+
+trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits) {
+  if (c.kernel == "copy" || c.kernel == "read") {
+    trace::CopyShape shape;
+    shape.ctas = uint32_t(c.ctas);
+    shape.write = c.kernel == "copy";
+    return trace::emulate_copy(c.bytes, shape);
+  }
+  if (c.kernel == "gemm") return trace::emulate_gemm(c.m, c.n, c.k, c.dtype, limits);
+  throw std::invalid_argument("unknown kernel '" + c.kernel + "'");
+}
+
+const std::vector<std::string>& figure_units() {
+  static const std::vector<std::string> u{"TFLOP/s", "GB/s", "TB/s", "us", "ms"};
+  return u;
+}
+
+double KernelRun::figure(const std::string& unit) const {
+  const double s = kernel_ns * 1e-9;
+  if (unit == "us") return kernel_ns / 1e3;
+  if (unit == "ms") return kernel_ns / 1e6;
+  if (s <= 0) throw std::runtime_error("the kernel took no time: no " + unit + " figure");
+  if (unit == "TFLOP/s") {
+    if (flops <= 0) throw std::invalid_argument("a TFLOP/s figure needs a kernel that counts FLOPs");
+    return flops / s / 1e12;
+  }
+  if (unit == "GB/s" || unit == "TB/s") {
+    if (bytes <= 0) throw std::invalid_argument("a " + unit + " figure needs a kernel that counts bytes");
+    return bytes / s / (unit == "GB/s" ? 1e9 : 1e12);
+  }
+  std::string choices;
+  for (const auto& x : figure_units()) choices += (choices.empty() ? "" : ", ") + x;
+  throw std::invalid_argument("unknown unit '" + unit + "' (one of " + choices + ")");
+}
+
+KernelRun run_kernel_case(const KernelCase& c, const std::string& hardware, const std::vector<std::string>& sets,
+                          bool fast, const std::string& timeline) {
+  RunSpec spec;
+  spec.hardware = hardware;
+  spec.sets = sets;
+  spec.fast = fast;
+  spec.timeline = timeline;
+  spec.build_trace = [&c](const trace::LaunchLimits& lim) { return build_kernel_trace(c, lim); };
+  KernelRun k;
+  k.run = simulate(spec);
+  double first = 0, last = 0;
+  for (size_t i = 0; i < k.run.kernels.size(); ++i) {
+    const auto& r = k.run.kernels[i];
+    first = i == 0 ? r.start_ns : std::min(first, r.start_ns);
+    last = std::max(last, r.end_ns);
+  }
+  k.kernel_ns = last - first;
+  k.flops = nominal_flops(c);
+  k.bytes = nominal_bytes(c);
+  k.run.metric("kernel_time", k.kernel_ns / 1e3, "us");
+  if (k.bytes > 0 && k.kernel_ns > 0) k.run.metric("achieved_bandwidth", k.figure("GB/s"), "GB/s");
+  if (k.flops > 0 && k.kernel_ns > 0) k.run.metric("achieved_tflops", k.figure("TFLOP/s"), "TFLOP/s");
+  return k;
+}
+
+}  // namespace indexsim::sim

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// One emulated kernel on one hardware config, and the figures a library's benchmark reports for it
+// (TFLOP/s, GB/s, time): what `indexsim bench kernel` prints and what every case of
+// `indexsim validate --published` compares with a measurement. The kernel is built for the
+// processor's launch limits, so its launch shape follows the device as the library's would.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/common/params.hpp"
+#include "sim/engine/run_result.hpp"
+#include "traces/launch_limits.hpp"
+#include "traces/trace_data.hpp"
+
+namespace indexsim::sim {
+
+// A kernel and its shape. Which fields a kernel reads is listed in kKernelShapes (kernel_bench.cpp).
+struct KernelCase {
+  std::string kernel;        // copy, read, gemm
+  uint64_t bytes = 0;        // copy, read
+  uint64_t ctas = 0;         // copy, read: 0 = one CTA per chunk
+  uint64_t m = 0, n = 0, k = 0;
+  trace::Precision dtype = trace::Precision::bf16;
+};
+
+// The kernels and the shape keys each takes (for usage messages and errors).
+std::string kernel_case_usage();
+// Reads a case's `shape:` mapping for `kernel`; a missing, unknown or out-of-range key is a
+// ConfigError naming the file, the key and the rule.
+KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape);
+
+// What the library's own benchmark counts: FLOPs of the nominal problem (2mnk for a GEMM), bytes
+// of its operands (read + written).
+double nominal_flops(const KernelCase& c);
+double nominal_bytes(const KernelCase& c);
+trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits);
+
+struct KernelRun {
+  RunResult run;
+  double kernel_ns = 0;  // first CTA of the first kernel to the last CTA of the last (launch gaps inside included)
+  double flops = 0, bytes = 0;
+  // The figure in one of the units benchmarks report: TFLOP/s, GB/s, TB/s, us, ms.
+  double figure(const std::string& unit) const;
+};
+const std::vector<std::string>& figure_units();
+
+KernelRun run_kernel_case(const KernelCase& c, const std::string& hardware, const std::vector<std::string>& sets,
+                          bool fast, const std::string& timeline = "");
+
+}  // namespace indexsim::sim

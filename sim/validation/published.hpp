@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// `indexsim validate --published`: every case of a validation file (configs/validation/), a kernel
+// on a hardware preset with a figure that someone measured on the real part, simulated and compared.
+// A case names its source and the conditions the source states; the figure is a check, never an
+// input to any model parameter.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/validation/kernel_bench.hpp"
+
+namespace indexsim::sim {
+
+struct PublishedCase {
+  std::string name, group, hardware, source, conditions;
+  KernelCase kernel;
+  std::vector<std::string> sets;  // hardware.K=V the source's conditions call for
+  bool fast = true;
+  double measured = 0;
+  std::string unit;
+};
+
+struct CaseOutcome {
+  std::string name, group, hardware, unit, source;
+  double simulated = 0, measured = 0;
+  double error = 0;       // (simulated - measured) / measured
+  std::string failure;    // non-empty: the case could not run (one line naming the case and why)
+  double wall_s = 0;
+  nlohmann::json launch;  // the launch shape the emulated kernel took
+};
+
+struct PublishedReport {
+  std::string file;
+  std::vector<CaseOutcome> cases;
+  std::map<std::string, double> mape_by_group;
+  double mape = 0, max_abs_error = 0;
+  size_t failed = 0;
+  nlohmann::json to_json() const;
+  std::string table() const;     // plain text, one line a case, then the MAPE per group
+  std::string markdown() const;  // the same, as docs/validation.md shows it
+};
+
+// Reads every case of `file` (ConfigError naming the file and key on a bad one).
+std::vector<PublishedCase> load_published_cases(const std::string& file);
+
+// Runs the cases whose name is `only_case` (empty: all) and whose group is `only_group` (empty:
+// all). A case that cannot run is reported in its outcome, not thrown; no case matching the filters
+// is an std::invalid_argument. progress(i, n, name) before each case.
+PublishedReport run_published(const std::string& file, const std::string& only_case, const std::string& only_group,
+                              const std::function<void(size_t, size_t, const std::string&)>& progress = {});
+
+}  // namespace indexsim::sim

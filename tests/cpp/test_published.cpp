@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// `validate --published` on a small fixture: the error of a case is (simulated - measured) /
+// measured, the MAPE of a group the mean |error| of its cases, the overall MAPE the mean over all
+// cases that ran; a case the kernel cannot run is reported by name with the limit it breaks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "models/common/params.hpp"
+#include "sim/validation/published.hpp"
+#include "traces/generators/launch.hpp"
+
+using namespace indexsim;
+using namespace indexsim::sim;
+
+namespace {
+
+std::string write_fixture(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+const char* kTwoCases = R"(description: two-case fixture
+mode: fast
+cases:
+  - name: small-copy
+    group: memory
+    kernel: copy
+    hardware: h200
+    shape: {bytes: 4194304}
+    measured: {value: 1000, unit: GB/s}
+    source: fixture
+    conditions: none
+  - name: small-gemm
+    group: gemm
+    kernel: gemm
+    hardware: h200
+    shape: {m: 256, n: 512, k: 1024, dtype: bf16}
+    measured: {value: 50, unit: TFLOP/s}
+    source: fixture
+    conditions: none
+)";
+
+}  // namespace
+
+TEST(Published, ErrorsAndMapeFollowFromTheSimulatedFigures) {
+  const std::string f = write_fixture("indexsim_published_two.yaml", kTwoCases);
+  const PublishedReport rep = run_published(f, "", "");
+  ASSERT_EQ(rep.cases.size(), 2u);
+  ASSERT_EQ(rep.failed, 0u);
+  // Each case's simulated figure is the kernel bench's, in the case's unit.
+  const auto cases = load_published_cases(f);
+  const KernelRun copy = run_kernel_case(cases[0].kernel, "h200", {}, true);
+  const KernelRun gemm = run_kernel_case(cases[1].kernel, "h200", {}, true);
+  const double copy_GBps = 2.0 * 4194304 / (copy.kernel_ns * 1e-9) / 1e9;          // read + written
+  const double gemm_TFLOPs = 2.0 * 256 * 512 * 1024 / (gemm.kernel_ns * 1e-9) / 1e12;  // 2mnk
+  EXPECT_DOUBLE_EQ(rep.cases[0].simulated, copy_GBps);
+  EXPECT_DOUBLE_EQ(rep.cases[1].simulated, gemm_TFLOPs);
+  const double e0 = (copy_GBps - 1000) / 1000, e1 = (gemm_TFLOPs - 50) / 50;
+  EXPECT_DOUBLE_EQ(rep.cases[0].error, e0);
+  EXPECT_DOUBLE_EQ(rep.cases[1].error, e1);
+  EXPECT_DOUBLE_EQ(rep.mape_by_group.at("memory"), std::fabs(e0));
+  EXPECT_DOUBLE_EQ(rep.mape_by_group.at("gemm"), std::fabs(e1));
+  EXPECT_DOUBLE_EQ(rep.mape, (std::fabs(e0) + std::fabs(e1)) / 2);
+  EXPECT_DOUBLE_EQ(rep.max_abs_error, std::max(std::fabs(e0), std::fabs(e1)));
+  // Filters.
+  EXPECT_EQ(run_published(f, "small-gemm", "").cases.size(), 1u);
+  EXPECT_EQ(run_published(f, "", "memory").cases.at(0).name, "small-copy");
+  EXPECT_THROW(run_published(f, "no-such-case", ""), std::invalid_argument);
+}
+
+TEST(Published, ACaseTheKernelCannotRunIsNamedWithTheLimit) {
+  // DeepGEMM keeps all K-scales of B in shared memory: at K = 2^23 they alone exceed 227 KiB.
+  std::string text = kTwoCases;
+  text += R"(  - name: huge-k
+    group: gemm
+    kernel: gemm
+    hardware: h800
+    shape: {m: 64, n: 128, k: 8388608, dtype: fp8}
+    measured: {value: 1, unit: TFLOP/s}
+    source: fixture
+    conditions: none
+)";
+  const std::string f = write_fixture("indexsim_published_bad.yaml", text);
+  const PublishedReport rep = run_published(f, "huge-k", "");
+  ASSERT_EQ(rep.failed, 1u);
+  const std::string& why = rep.cases.at(0).failure;
+  EXPECT_NE(why.find("case huge-k"), std::string::npos) << why;
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos);
+}
+
+TEST(Published, AnUnknownShapeKeyIsAConfigErrorNamingIt) {
+  std::string text = kTwoCases;
+  const auto at = text.find("{bytes: 4194304}");
+  text.replace(at, 16, "{bytes: 4194304, bytez: 1}");
+  const std::string f = write_fixture("indexsim_published_key.yaml", text);
+  try {
+    load_published_cases(f);
+    FAIL();
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bytez"), std::string::npos) << e.what();
+  }
+}
+
+// DeepGEMM's heuristic (get_best_configs): M=64, N=2112 has 132 tiles of 64x16 = one full wave on
+// 132 SMs, which beats every wider block (one wave too, but less full: 88 tiles at BN=24); the
+// deepest pipeline that fits 227 KiB, 8 stages: D tile 64·16·2 + 8 × (A 64·128 + A scales 64·4 +
+// B 16·128) + B scales ceil(7168/128)·4 (16 divides 128: one scale a K block) + barriers 8·16 B;
+// 256 threads (one math warpgroup); no multicast below m = 512.
+TEST(Launch, DeepGemmPicksTheFullestSingleWave) {
+  trace::GemmProblem p;
+  p.m = 64, p.n = 2112, p.k = 7168, p.precision = trace::Precision::fp8;
+  const trace::LaunchLimits hopper;
+  const auto g = trace::plan_gemm(p, hopper);
+  EXPECT_EQ(g.library, "deepgemm-fp8");
+  EXPECT_EQ(g.block_m, 64u);
+  EXPECT_EQ(g.block_n, 16u);
+  EXPECT_EQ(g.tiles, 132u);
+  EXPECT_EQ(g.stages, 8u);
+  EXPECT_EQ(g.smem_bytes, trace::deepgemm_smem_bytes(8, 7168, 64, 16));
+  EXPECT_EQ(g.smem_bytes, 64u * 16 * 2 + 8 * (64 * 128 + 64 * 4 + 16 * 128) + 56 * 4 + 8 * 16);
+  EXPECT_EQ(g.threads, 256u);
+  EXPECT_EQ(g.multicast, 1u);
+  // Fewer SMs: the same problem on 114 SMs needs two waves whatever the block, so the fuller last
+  // wave wins.
+  trace::LaunchLimits pcie = hopper;
+  pcie.units = 114;
+  EXPECT_LE(trace::plan_gemm(p, pcie).waves(114), 2u);
+}
+
+// A100: no wgmma, 163 KiB per CTA: CUTLASS's 128x256x32 three-stage tile (72 KiB) fits, so every
+// GEMM launches (the Hopper 192 KiB tile did not).
+TEST(Launch, AmpereGemmFitsItsSharedMemory) {
+  trace::LaunchLimits a100;
+  a100.warpgroup_mma = false;
+  a100.native[size_t(trace::Precision::fp8)] = false;
+  a100.smem_per_cta_bytes = 163 * 1024;
+  a100.units = 108;
+  trace::GemmProblem p;
+  p.m = p.n = p.k = 8192;
+  p.precision = trace::Precision::fp8;  // no native FP8 on A100: not DeepGEMM's kernel
+  const auto g = trace::plan_gemm(p, a100);
+  EXPECT_EQ(g.library, "cutlass");
+  EXPECT_LE(g.smem_bytes, a100.smem_per_cta_bytes);
+  EXPECT_EQ(g.threads, 256u);
+}
