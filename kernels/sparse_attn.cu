@@ -12,13 +12,17 @@
 
 #include "kernels/common.cuh"
 #include "kernels/cpu/numeric.hpp"
+#include "traces/kernel_geometry.hpp"
 
 namespace indexsim::kernels {
 namespace {
 
-constexpr int kHb = 64;                    // heads per CTA
-constexpr int kTile = 32;                  // gathered rows per tile
-constexpr int kThreads = 256;
+// Tiles, threads and shared memory come from traces/kernel_geometry.hpp, which the emulated traces
+// read too (a captured and an emulated trace of one shape describe the same launches).
+namespace geo = trace::geometry;
+constexpr int kHb = geo::kAttnHeadsPerCta;   // heads per CTA
+constexpr int kTile = geo::kAttnTileRows;    // gathered rows per tile
+constexpr int kThreads = geo::kAttnThreads;
 constexpr int kRowBytes = kAttnDk * 2;     // 1152
 constexpr int kPitch = kRowBytes + 16;     // 1168: rows 4 banks apart, conflict-free fragments
 constexpr int kChunks = kRowBytes / 16;    // 72 cp.async per row
@@ -35,6 +39,10 @@ constexpr size_t kSmem = kQsBytes + kKsBytes + kSsBytes + kPsBytes + 3 * kHb * 4
 constexpr int kF8Chunks = kKvFp8RowBytes / 16;  // 41
 constexpr size_t kStageBytes = size_t(kTile) * kKvFp8RowBytes;
 constexpr size_t kSmemFp8 = kSmem - kKsBytes / 2 + 2 * kStageBytes;
+static_assert(kSmem == geo::kAttnSmemBf16 && kSmemFp8 == geo::kAttnSmemFp8, "kernel_geometry.hpp: shared memory");
+static_assert(kAttnDk == geo::kAttnDk && kAttnDv == geo::kAttnDv && kKvFp8RowBytes == geo::kKvFp8RowBytes &&
+                  kKvBf16RowBytes == geo::kKvBf16RowBytes,
+              "kernel_geometry.hpp: row layout");
 
 struct AttnParams {
   SparseAttnArgs a;
@@ -247,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1) sparse_attn_kernel(AttnParams p, 
   stamp.end(stamps);
 }
 
-constexpr int kCombineThreads = 128;
+constexpr int kCombineThreads = geo::kAttnCombineThreads;
 
 // out = Σ_s e^(lse_s − max) · O_s / Σ_s e^(lse_s − max); zeros when no split saw a valid row.
 __global__ void __launch_bounds__(kCombineThreads) sparse_attn_combine(AttnParams p, CtaStamp* stamps) {
@@ -279,11 +287,7 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 }  // namespace
 
 int sparse_attn_splits(const SparseAttnArgs& a) {
-  if (a.splits > 0) return std::min(a.splits, std::max(1, ceil_div(a.topk, kTile)));
-  const int blocks = ceil_div(a.heads, kHb) * a.nq;
-  const int want = std::clamp(ceil_div(sm_count(), blocks), 1, std::max(1, ceil_div(a.topk, kTile)));
-  const int per = ceil_div(ceil_div(a.topk, want), kTile) * kTile;
-  return ceil_div(a.topk, per);
+  return geo::sparse_attn_splits(a.topk, a.heads, a.nq, sm_count(), a.splits);
 }
 
 size_t sparse_attn_workspace_bytes(const SparseAttnArgs& a) {
@@ -296,7 +300,7 @@ Plan plan_sparse_attn(const SparseAttnArgs& a) {
     throw std::invalid_argument("plan_sparse_attn: heads must be a positive multiple of 16, got " + std::to_string(a.heads));
   if (a.topk <= 0 || a.nq <= 0) throw std::invalid_argument("plan_sparse_attn: topk and nq must be positive");
   AttnParams p{a, sparse_attn_splits(a), 0, nullptr, nullptr};
-  p.per_split = ceil_div(ceil_div(a.topk, p.splits), kTile) * kTile;
+  p.per_split = geo::sparse_attn_rows_per_split(a.topk, p.splits);
   if (p.splits > 1) {
     if (!a.workspace) throw std::invalid_argument("plan_sparse_attn: split-KV needs sparse_attn_workspace_bytes()");
     p.o_part = static_cast<float*>(a.workspace);
@@ -332,7 +336,7 @@ Plan plan_sparse_attn(const SparseAttnArgs& a) {
     c.info.name = "sparse_attn_combine";
     c.info.kind = "sparse_attn";
     c.info.grid = {uint32_t(a.heads), uint32_t(a.nq), 1};
-    c.info.block = {kCombineThreads, 1, 1};
+    c.info.block = {uint32_t(kCombineThreads), 1, 1};
     c.info.simt_flops = 2.0 * a.nq * a.heads * double(p.splits) * kAttnDv;
     set_resources(c.info, reinterpret_cast<const void*>(&sparse_attn_combine), 0);
     const dim3 cgrid(c.info.grid[0], c.info.grid[1]);

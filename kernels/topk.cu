@@ -12,16 +12,19 @@
 
 #include "kernels/common.cuh"
 #include "kernels/cpu/numeric.hpp"
+#include "traces/kernel_geometry.hpp"
 
 namespace indexsim::kernels {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kPerThread = 16;
-constexpr int kChunk = kThreads * kPerThread;  // scores per CTA per row
-constexpr int kBins = 2048;
-constexpr int kMaxK = 4096;
-constexpr int kSortThreads = 1024;
+// Block sizes, chunking and pass structure: traces/kernel_geometry.hpp (the emulated traces read them too).
+namespace geo = trace::geometry;
+constexpr int kThreads = geo::kTopkThreads;
+constexpr int kPerThread = geo::kTopkPerThread;
+constexpr int kChunk = geo::kTopkChunk;  // scores per CTA per row
+constexpr int kBins = geo::kTopkBins;
+constexpr int kMaxK = geo::kTopkMaxK;
+constexpr int kSortThreads = geo::kTopkSortThreads;
 
 struct RowState {
   uint32_t prefix, mask, k_rem, k_total;
@@ -248,7 +251,7 @@ Plan plan_topk(const TopkArgs& a) {
   if (a.k <= 0 || a.k > kMaxK) throw std::invalid_argument("plan_topk: k must be in [1, 4096], got " + std::to_string(a.k));
   if (a.rows <= 0 || a.n < 0 || a.n > int64_t(INT32_MAX))
     throw std::invalid_argument("plan_topk: rows must be positive and n in [0, 2^31)");
-  const int64_t chunks = std::max<int64_t>(1, (a.n + kChunk - 1) / kChunk);
+  const int64_t chunks = geo::topk_chunks(a.n);
   const Workspace w = carve(a.workspace, a.rows, chunks, a.k);
   const float* scores = a.scores;
   const int64_t n = a.n;
@@ -272,7 +275,7 @@ Plan plan_topk(const TopkArgs& a) {
     check(cudaGetLastError(), "topk_init launch");
   };
   plan.push_back(init);
-  const int shifts[3] = {21, 10, 0}, bins[3] = {2048, 2048, 1024};
+  const int shifts[3] = {21, 10, 0}, *bins = geo::kTopkPassBins;
   for (int pass = 0; pass < 3; ++pass) {
     const int sh = shifts[pass], nb = bins[pass];
     Step h = make(pass == 0 ? "topk_hist0" : pass == 1 ? "topk_hist1" : "topk_hist2",

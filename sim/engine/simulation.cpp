@@ -45,8 +45,7 @@ struct Loaded {
 nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::Processor& proc) {
   nlohmann::json changed = nlohmann::json::object();
   const std::pair<const char*, trace::KernelShape*> shapes[] = {
-      {"gemm", &t.gemm},           {"indexer_score", &t.indexer_score}, {"topk", &t.topk},
-      {"sparse_attn", &t.sparse_attn}, {"linear_state", &t.linear_state}, {"elementwise", &t.elementwise}};
+      {"indexer_score", &t.indexer_score}, {"linear_state", &t.linear_state}, {"elementwise", &t.elementwise}};
   for (const auto& [name, k] : shapes) {
     const uint64_t fitted = proc.fitted_smem_bytes(k->smem_bytes);
     if (fitted == k->smem_bytes) continue;
@@ -141,7 +140,7 @@ RunResult simulate(const RunSpec& spec) {
 
   trace::TraceData td;
   if (L.have_shape) {
-    td = trace::emulate_step(L.shape, L.step);
+    td = trace::emulate_step(L.shape, L.step, L.processor->launch_limits());
     R.workload = L.shape.name;
     R.seed = L.step.seed;
   } else if (spec.build_trace || spec.trace_data) {

@@ -11,6 +11,7 @@
 //    CUDA-core work per scored element (the hash decode).
 #include <map>
 
+#include "traces/kernel_geometry.hpp"
 #include "sim/techniques/technique.hpp"
 
 namespace indexsim::sim {
@@ -49,16 +50,16 @@ class IndexShare : public Technique {
 
   void transform(Workload& w, TechniqueContext& ctx) const override {
     auto& rep = (*ctx.report)["index_share"];
-    int full = 0, first_full = -1;
+    int first_full = -1;
+    // A layer's top-k is a chain of kernels (kernels/topk.cu): the last one writes the indices.
     std::map<int, size_t> topk_of;
     for (size_t v = 0; v < w.kernels().size(); ++v) {
       const auto& k = w.kernels()[v];
       if (k.removed || k.rec.kind != trace::KernelKind::topk) continue;
       topk_of[k.rec.layer] = v;
-      ++full;
       if (first_full < 0 || k.rec.layer < first_full) first_full = k.rec.layer;
     }
-    rep["full_layers"] = full;
+    rep["full_layers"] = topk_of.size();
     if (first_layer_sram_ && first_full >= 0) {
       const std::string t = "L" + std::to_string(first_full) + ".indexer_cache";
       ctx.placement->pins[t] = first_layer_region_;
@@ -72,11 +73,11 @@ class IndexShare : public Technique {
           k.rec.flops[int(trace::Precision::simt)] += elems * lookup_flops_;
         }
     }
-    if (overlap_) add_prefetches(w, topk_of, rep);
+    if (overlap_) add_prefetches(w, topk_of, ctx, rep);
   }
 
  private:
-  void add_prefetches(Workload& w, const std::map<int, size_t>& topk_of, nlohmann::json& rep) const {
+  void add_prefetches(Workload& w, const std::map<int, size_t>& topk_of, const TechniqueContext& ctx, nlohmann::json& rep) const {
     // Kernels of each layer in launch order, to find the one a prefetch should overlap.
     std::map<int, std::vector<size_t>> by_layer;
     for (size_t v : w.topological_order())
@@ -85,15 +86,21 @@ class IndexShare : public Technique {
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
       const auto& k = w.kernels()[v];
-      if (k.removed || k.rec.kind != trace::KernelKind::sparse_attn) continue;
+      // The attention kernel itself, not its combine (which gathers nothing).
+      if (k.removed || k.rec.kind != trace::KernelKind::sparse_attn || k.rec.name.find("combine") != std::string::npos) continue;
       const int L = k.rec.layer;
       // The top-k this layer reads: its own or the latest full layer's.
       auto it = topk_of.upper_bound(L);
       if (it == topk_of.begin()) continue;
       --it;
       const size_t topk = it->second;
-      // One copy of the gather: the records of the first head group (CTAs [0, T·B)).
-      const uint32_t per_group = k.rec.grid[0] * k.rec.grid[1];
+      // One copy of the gather: the records of the first head block, all of its splits (the
+      // emulated kernel numbers CTAs (head block, split) outermost: CTAs [0, splits · queries)).
+      const uint32_t head_blocks =
+          ctx.shape ? std::max<uint32_t>(1, (ctx.shape->local_heads() + trace::geometry::kAttnHeadsPerCta - 1) /
+                                                trace::geometry::kAttnHeadsPerCta)
+                    : 1;
+      const uint32_t per_group = k.rec.grid[0] / head_blocks * k.rec.grid[1];
       std::vector<trace::AccessRecord> rows;
       for (const auto& a : k.accesses)
         if (a.kind == trace::AccessRecord::Kind::gather && !a.write && a.cta_first < per_group) rows.push_back(a);

@@ -22,13 +22,12 @@ sim::RunResult small_flash(const std::string& hardware) {
 }
 }  // namespace
 
-TEST(Simulation, HopperTiledKernelsDropStagesToFitAnA100) {
+// The A100 (163 KiB a CTA, no wgmma): GEMMs take CUTLASS's Ampere tiles, the FP8-KV attention
+// kernel one raw staging tile instead of two (its two-stage layout needs 164.75 KiB), and every
+// kernel of the step launches.
+TEST(Simulation, KernelsOfAStepFitAnA100) {
   const auto r = small_flash("a100");
   ASSERT_EQ(r.status, "ok") << r.error;
-  const auto& fit = r.config["step"]["smem_fitted_to_gpu"];
-  // gemm: 192 KiB in 4 stages = 48 KiB a stage; the A100's 164 KiB hold floor(164 / 48) = 3 stages.
-  ASSERT_TRUE(fit.contains("gemm"));
-  EXPECT_DOUBLE_EQ(fit["gemm"]["smem_KiB_to"].get<double>(), 3 * 48.0);
   for (const auto& k : r.kernels) EXPECT_GE(k.ctas_per_sm, 1) << k.name;
   EXPECT_GT(r.step_ns, 0);
 }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "traces/generators/launch.hpp"
+#include "traces/kernel_geometry.hpp"
 
 namespace indexsim::trace {
 
@@ -244,7 +245,8 @@ GemmTiling gemm_tiling(const GemmLaunch& g) { return GemmTiling{g.block_m, g.blo
 
 class StepEmulator {
  public:
-  StepEmulator(const ModelShape& m, const StepParams& p) : m_(m), p_(p), T_(p.new_tokens()) {}
+  StepEmulator(const ModelShape& m, const StepParams& p, const LaunchLimits& lim)
+      : m_(m), p_(p), lim_(lim), T_(p.new_tokens()) {}
 
   TraceData run() {
     validate(p_);
@@ -255,16 +257,19 @@ class StepEmulator {
     finish_metadata();
     b_.t.tensors[act_in_].bytes = act_bytes_;
     b_.t.tensors[act_out_].bytes = act_bytes_;
+    b_.t.tensors[workspace_].bytes = std::max<uint64_t>(workspace_bytes_, 1);
     return std::move(b_.t);
   }
 
  private:
   const ModelShape& m_;
   const StepParams& p_;
+  const LaunchLimits lim_;
   const uint64_t T_;
   Builder b_;
   TopkPicker picker_;
-  uint32_t act_in_ = 0, act_out_ = 0, logits_ = 0, lm_w_ = 0;
+  uint32_t act_in_ = 0, act_out_ = 0, logits_ = 0, lm_w_ = 0, workspace_ = 0;
+  uint64_t workspace_bytes_ = 0;
   uint64_t act_bytes_ = 0;
   // Per full layer: its top-k kernel, index tensor and the rows each (sequence, query tile) picked,
   // reused by the shared layers that follow.
@@ -292,17 +297,20 @@ class StepEmulator {
     if (m_.count_indexer_layers() > 0)
       logits_ = b_.tensor("indexer_logits", TensorClass::scratch, -1,
                           tokens() * m_.indexer_entries(p_.context) * 4);
+    // Top-k and split-KV attention scratch (sized once every kernel is built).
+    workspace_ = b_.tensor("kernel_workspace", TensorClass::scratch, -1, 0);
   }
 
-  // A projection GEMM: activations [tokens × K] times weights [N × K] (slice at w_base of w_tensor).
+  // A projection GEMM: activations [tokens × K] times weights [N × K] (slice at w_base of w_tensor),
+  // launched as plan_gemm picks for this device (DeepGEMM for FP8 on Hopper, else CUTLASS tiles).
   uint32_t gemm(int layer, const std::string& what, KernelKind kind, uint64_t M, uint64_t N, uint64_t K,
                 uint32_t w_tensor, uint64_t w_base, std::vector<uint32_t> deps = {}) {
-    const bool small = M <= m_.kernels.gemv_tile_m;
-    const uint64_t tm = small ? m_.kernels.gemv_tile_m : m_.kernels.gemm_tile_m;
-    const uint64_t tn = small ? m_.kernels.gemv_tile_n : m_.kernels.gemm_tile_n;
-    const uint64_t mt = ceil_div(M, tm), nt = ceil_div(N, tn);
-    const uint32_t id = b_.kernel(lname(layer, what), kind, layer, {nt, mt, 1}, m_.kernels.gemm, std::move(deps));
-    b_.k(id).flops[static_cast<int>(m_.weight_precision)] = 2.0 * M * N * K;
+    GemmProblem prob;
+    prob.m = M, prob.n = N, prob.k = K, prob.precision = m_.weight_precision;
+    const GemmLaunch g = plan_gemm(prob, lim_);
+    const uint64_t mt = ceil_div(M, g.block_m), nt = ceil_div(N, g.block_n);
+    const uint32_t id = b_.kernel(lname(layer, what), kind, layer, {nt, mt, 1}, gemm_kernel_shape(g), std::move(deps));
+    gemm_flops(b_.k(id), g, K, m_.weight_precision);
     GemmOperands o;
     o.a_tensor = act_in_;
     o.b_tensor = w_tensor;
@@ -311,7 +319,7 @@ class StepEmulator {
     o.a_bits = wbits();  // activations are quantised to the weights' precision before the GEMM
     o.b_bits = wbits();
     o.c_bits = 16;
-    gemm_accesses(b_, id, 0, M, N, K, GemmTiling{tm, tn, 1, true}, o);
+    gemm_accesses(b_, id, 0, M, N, K, gemm_tiling(g), o);
     act_bytes_ = std::max({act_bytes_, bytes_of(M * K, 16), bytes_of(M * N, 16)});
     return id;
   }
@@ -403,17 +411,7 @@ class StepEmulator {
         b_.strided(sc, logits_, true, c0 + full, rem ? 1 : 0, lbase + full * tt * 4, 0, rem * 4, qn, int64_t(row4));
       }
 
-    // Top-k: one CTA per query reads its logits row and writes the selected entries.
-    const uint32_t tk = b_.kernel(lname(L, "topk"), KernelKind::topk, L, {T_, B, 1}, ks.topk);
-    for (uint64_t s = 0; s < B; ++s) {
-      for (uint64_t j = 0; j < nq; ++j) {
-        const uint64_t e = m_.indexer_entries(visible(tile_end(j) - 1));
-        b_.strided(tk, logits_, false, s * T_ + tile_begin(j), tile_end(j) - tile_begin(j),
-                   (s * T_ + tile_begin(j)) * row4, int64_t(row4), e * 4, 1, 0);
-      }
-    }
-    b_.strided(tk, idx, true, 0, M, 0, int64_t(kt * 4), kt * 4, 1, 0);
-
+    const uint32_t tk = topk(L, idx, row4, kt);
     TopkResult r;
     r.kernel = tk;
     r.tensor = idx;
@@ -444,34 +442,155 @@ class StepEmulator {
     return rows;
   }
 
+  // Top-k of every query's logits row as the project's radix select runs it (kernels/topk.cu,
+  // geometry in traces/kernel_geometry.hpp): every pass spreads each row over 4096-score chunks,
+  // one CTA each, so a million-entry row keeps the whole GPU busy. Rows are as long as the tile's
+  // last query sees (the kernel scans a fixed n per row). Kernels: init, 3 x (histogram, pick),
+  // count of the threshold ties, ordered collection, bitonic sort of the k winners. Returns the sort.
+  uint32_t topk(int L, uint32_t idx, uint64_t row4, uint64_t kt) {
+    namespace geo = geometry;
+    const uint64_t rows = tokens(), nq = q_tiles();
+    const uint64_t n = m_.indexer_entries(visible(tile_end(nq - 1) - 1));
+    const uint64_t chunks = uint64_t(geo::topk_chunks(int64_t(n))), chunk_bytes = uint64_t(geo::kTopkChunk) * 4;
+    const KernelShape row_cta{uint32_t(geo::kTopkThreads), 0, 32}, sort_cta{uint32_t(geo::kTopkSortThreads), 0, 32};
+    // Workspace (topk_workspace_bytes): per row a state, the histogram, one tie count per chunk and
+    // the winners (8 B: key and index).
+    const uint64_t hist = uint64_t(geo::kTopkBins) * 4, eq = chunks * 4, win = kt * 8, state = 64;
+    const uint64_t ws_row = state + hist + eq + win;
+    workspace_bytes_ = std::max(workspace_bytes_, rows * ws_row);
+    const uint64_t o_hist = state, o_eq = o_hist + hist, o_win = o_eq + eq;  // offsets inside a row's workspace
+    // Chunk c of row r reads scores [c·4096, (c+1)·4096) of its row. The records number the CTAs
+    // row-major (r·chunks + c, as CUDA does) when there are fewer rows than chunks, chunk-major
+    // otherwise, so that a decode row of a million scores and a prefill chunk of thousands of short
+    // rows both stay a few records per kernel.
+    const bool by_row = rows <= chunks;
+    auto grid2d = [&](uint32_t k, uint32_t tensor, bool write, uint64_t base, uint64_t row_stride, uint64_t col_stride,
+                      uint64_t full_bytes, uint64_t last_bytes) {
+      if (by_row) {
+        for (uint64_t r = 0; r < rows; ++r) {
+          b_.strided(k, tensor, write, r * chunks, chunks - 1, base + r * row_stride, int64_t(col_stride), full_bytes, 1, 0);
+          b_.strided(k, tensor, write, r * chunks + chunks - 1, 1, base + r * row_stride + (chunks - 1) * col_stride, 0,
+                     last_bytes, 1, 0);
+        }
+      } else {
+        for (uint64_t c = 0; c < chunks; ++c)
+          b_.strided(k, tensor, write, c * rows, rows, base + c * col_stride, int64_t(row_stride),
+                     c + 1 == chunks ? last_bytes : full_bytes, 1, 0);
+      }
+    };
+    const uint64_t last_scores = n - (chunks - 1) * geo::kTopkChunk;
+    auto scan = [&](uint32_t k) {
+      grid2d(k, logits_, false, 0, row4, chunk_bytes, chunk_bytes, last_scores * 4);
+      b_.k(k).flops[int(Precision::simt)] = double(rows) * double(n) * 4.0;
+    };
+    const uint32_t init = b_.kernel(lname(L, "topk_init"), KernelKind::topk, L, {rows, 1, 1}, row_cta);
+    b_.strided(init, workspace_, true, 0, rows, 0, int64_t(ws_row), state + hist, 1, 0);
+    for (int pass = 0; pass < geo::kTopkPasses; ++pass) {
+      const uint64_t bins = uint64_t(geo::kTopkPassBins[pass]);
+      const uint32_t h = b_.kernel(lname(L, "topk_hist" + std::to_string(pass)), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
+      scan(h);
+      // Each chunk adds its block histogram to its row's (global atomics on the bins).
+      grid2d(h, workspace_, true, o_hist, ws_row, 0, bins * 4, bins * 4);
+      const uint32_t pk = b_.kernel(lname(L, "topk_pick" + std::to_string(pass)), KernelKind::topk, L, {rows, 1, 1}, row_cta);
+      b_.strided(pk, workspace_, false, 0, rows, o_hist, int64_t(ws_row), bins * 4, 1, 0);
+      b_.strided(pk, workspace_, true, 0, rows, 0, int64_t(ws_row), state + bins * 4, 1, 0);
+      b_.k(pk).flops[int(Precision::simt)] = double(rows) * double(bins);
+    }
+    const uint32_t ce = b_.kernel(lname(L, "topk_count_eq"), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
+    scan(ce);
+    grid2d(ce, workspace_, true, o_eq, ws_row, 4, 4, 4);
+    const uint32_t co = b_.kernel(lname(L, "topk_collect"), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
+    scan(co);
+    // Each chunk writes its share of the row's k winners.
+    const uint64_t share = std::max<uint64_t>(8, ceil_div(kt, chunks) * 8);
+    grid2d(co, workspace_, true, o_win, ws_row, std::min(share, win), std::min(share, win), std::min(share, win));
+    const uint32_t so = b_.kernel(lname(L, "topk_sort"), KernelKind::topk, L, {rows, 1, 1}, sort_cta);
+    b_.strided(so, workspace_, false, 0, rows, o_win, int64_t(ws_row), win, 1, 0);
+    b_.strided(so, idx, true, 0, rows, 0, int64_t(kt * 4), kt * 4, 1, 0);
+    uint64_t len = 1;
+    while (len < kt) len <<= 1;
+    b_.k(so).flops[int(Precision::simt)] = double(rows) * double(len) * 11 * 12 / 2;  // bitonic compare-exchanges
+    return so;
+  }
+
+  // Sparse MLA decode/prefill over the selected rows as the project's split-KV kernel runs it
+  // (kernels/sparse_attn.cu, geometry in traces/kernel_geometry.hpp; FlashMLA's sparse decode splits
+  // the same way): a CTA owns 64 heads of one query and one split of its selected rows; with more
+  // than one split, a combine kernel merges the partial outputs. Grid (head blocks x splits,
+  // queries) as CUDA launches it; the records number CTAs (head block, split) outermost, query
+  // innermost, so that one record serves a whole query tile.
   void sparse_attention(const LayerShape& l, uint32_t kv) {
+    namespace geo = geometry;
     const int L = l.index;
     const auto& a = m_.mla;
-    const uint64_t H = m_.local_heads(), B = p_.batch, kvb = a.kv_bytes_per_token;
-    const uint64_t hg = ceil_div(H, m_.kernels.sparse_attn_heads_per_cta), nq = q_tiles();
+    const uint64_t H = m_.local_heads(), B = p_.batch, kvb = a.kv_bytes_per_token, nq_tiles = q_tiles();
+    const uint64_t Q = tokens();  // queries: sequence-major, then new token
+    const uint64_t HB = ceil_div(H, uint64_t(geo::kAttnHeadsPerCta));
     const TopkResult& src = topk_.at(l.topk_source);
+    const uint64_t kt = m_.indexer.topk / m_.indexer.pool_tokens;
+    // Rows each query attends to (pooled entries expand to tokens): the topk the kernel is sized for.
+    const uint64_t sel = src.rows.empty() ? kt : src.rows.front().size();
+    const int S = geo::sparse_attn_splits(int(std::max<uint64_t>(sel, 1)), int(H), int(Q), int(lim_.units));
+    const uint64_t per = uint64_t(geo::sparse_attn_rows_per_split(int(std::max<uint64_t>(sel, 1)), S));
+    const bool fp8 = kvb <= uint64_t(geo::kKvFp8RowBytes);
+    // FP8 rows: two raw staging tiles where they fit (Hopper), else one (A100: 163 KiB a CTA).
+    uint64_t smem = fp8 ? geo::kAttnSmemFp8 : geo::kAttnSmemBf16;
+    if (fp8 && smem > lim_.smem_per_cta_bytes) smem -= uint64_t(geo::kAttnTileRows) * geo::kKvFp8RowBytes;
+    if (smem > lim_.smem_per_cta_bytes)
+      throw std::invalid_argument(lname(L, "sparse_attn") + ": the split-KV kernel needs " + std::to_string(smem) +
+                                  " B of shared memory per CTA, the device allows " +
+                                  std::to_string(lim_.smem_per_cta_bytes));
+    const KernelShape ks{uint32_t(geo::kAttnThreads), uint32_t(smem), 128};
     // The data dependency on the top-k is explicit even where stream order implies it, so that a
     // transform moving kernels to other streams keeps it; a shared layer names an earlier layer's.
     std::vector<uint32_t> deps{src.kernel};
-    // Grid (queries, sequences, head groups): CTA (t, s, g) is linear index (g·B + s)·T + t.
-    const uint32_t id = b_.kernel(lname(L, "sparse_attn"), KernelKind::sparse_attn, L, {T_, B, hg}, m_.kernels.sparse_attn, deps);
-    const uint64_t kt = m_.indexer.topk / m_.indexer.pool_tokens;
+    const uint32_t id = b_.kernel(lname(L, "sparse_attn"), KernelKind::sparse_attn, L, {HB * uint64_t(S), Q, 1}, ks, deps);
+    const uint64_t q_row = H * (a.kv_lora_rank + a.qk_rope_head_dim) * 2;  // one query's BF16 heads
+    const uint64_t part_row = H * (a.v_head_dim * 4 + 4);                  // FP32 partial output + LSE per split
+    if (S > 1) workspace_bytes_ = std::max(workspace_bytes_, Q * uint64_t(S) * part_row);
     double rows_total = 0;
-    for (uint64_t g = 0; g < hg; ++g)
-      for (uint64_t s = 0; s < B; ++s) {
-        const uint64_t c0 = (g * B + s) * T_;
-        b_.strided(id, src.tensor, false, c0, T_, s * T_ * kt * 4, int64_t(kt * 4), kt * 4, 1, 0);
-        for (uint64_t j = 0; j < nq; ++j) {
-          const auto& rows = src.rows[s * nq + j];
-          const uint64_t qn = tile_end(j) - tile_begin(j);
-          if (g == 0) rows_total += double(rows.size()) * qn;
-          b_.gather(id, kv, c0 + tile_begin(j), qn, s * p_.context * kvb, static_cast<uint32_t>(kvb), kvb, rows);
-        }
+    for (uint64_t h = 0; h < HB; ++h) {
+      const uint64_t heads = std::min<uint64_t>(geo::kAttnHeadsPerCta, H - h * geo::kAttnHeadsPerCta);
+      for (uint64_t sp = 0; sp < uint64_t(S); ++sp) {
+        const uint64_t c0 = (h * S + sp) * Q;
+        b_.strided(id, act_in_, false, c0, Q, h * geo::kAttnHeadsPerCta * (q_row / H), int64_t(q_row), heads * (q_row / H), 1, 0);
+        const uint64_t idx_per = ceil_div(kt, uint64_t(S)), idx_lo = std::min(kt, sp * idx_per);
+        b_.strided(id, src.tensor, false, c0, Q, idx_lo * 4, int64_t(kt * 4), std::min(idx_per, kt - idx_lo) * 4, 1, 0);
+        for (uint64_t s = 0; s < B; ++s)
+          for (uint64_t j = 0; j < nq_tiles; ++j) {
+            const auto& rows = src.rows[s * nq_tiles + j];
+            const uint64_t lo = std::min<uint64_t>(rows.size(), sp * per), hi = std::min<uint64_t>(rows.size(), lo + per);
+            const uint64_t qn = tile_end(j) - tile_begin(j);
+            if (h == 0) rows_total += double(hi - lo) * qn;
+            b_.gather(id, kv, c0 + s * T_ + tile_begin(j), qn, s * p_.context * kvb, static_cast<uint32_t>(kvb), kvb,
+                      std::vector<uint32_t>(rows.begin() + long(lo), rows.begin() + long(hi)));
+          }
+        if (S > 1)
+          b_.strided(id, workspace_, true, c0, Q, sp * (part_row / H) * H, int64_t(uint64_t(S) * part_row), heads * (part_row / H), 1, 0);
+        else
+          b_.strided(id, act_out_, true, c0, Q, h * geo::kAttnHeadsPerCta * a.v_head_dim * 4, int64_t(H * a.v_head_dim * 4),
+                     heads * a.v_head_dim * 4, 1, 0);
       }
-    // Absorbed MLA per query, head and selected token: q·k over the latent and RoPE parts, then p·v
-    // over the latent.
+    }
+    // Absorbed MLA on the Tensor Cores, 64 head rows per CTA also past the local heads: q·k over the
+    // latent and RoPE parts, then p·v over the latent, per selected row. Softmax (and, for FP8 rows,
+    // the dequantisation of every gathered latent value) on the CUDA cores.
+    const double padded_heads = double(HB * geo::kAttnHeadsPerCta);
     b_.k(id).flops[static_cast<int>(a.compute_precision)] =
-        2.0 * H * (2.0 * a.kv_lora_rank + a.qk_rope_head_dim) * rows_total;
+        2.0 * padded_heads * (2.0 * a.kv_lora_rank + a.qk_rope_head_dim) * rows_total;
+    b_.k(id).flops[static_cast<int>(Precision::simt)] =
+        4.0 * double(H) * rows_total + (fp8 ? 2.0 * a.kv_lora_rank * rows_total * double(HB) : 0.0);
+    if (S > 1) {
+      const KernelShape cs{uint32_t(geo::kAttnCombineThreads), 0, 32};
+      const uint32_t c = b_.kernel(lname(L, "sparse_attn_combine"), KernelKind::sparse_attn, L, {H, Q, 1}, cs);
+      // CTA (head, query) = query·H + head reads that head's S partial rows and LSEs, writes its output.
+      for (uint64_t q = 0; q < Q; ++q) {
+        for (uint64_t sp = 0; sp < uint64_t(S); ++sp)
+          b_.strided(c, workspace_, false, q * H, H, (q * S + sp) * part_row, int64_t(part_row / H), part_row / H, 1, 0);
+        b_.strided(c, act_out_, true, q * H, H, q * H * a.v_head_dim * 4, int64_t(a.v_head_dim * 4), a.v_head_dim * 4, 1, 0);
+      }
+      b_.k(c).flops[int(Precision::simt)] = 2.0 * double(Q) * double(H) * double(S) * a.v_head_dim;
+    }
   }
 
   void linear_layer(const LayerShape& l) {
@@ -533,29 +652,38 @@ class StepEmulator {
     const double pairs = double(M) * mlp.active_experts * double(El) / mlp.routed_experts;
     const uint64_t rows = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(pairs / touched)));
     const uint64_t expert_bytes = bytes_of(m_.routed_expert_params(), wbits());
-    grouped_gemm(L, "moe_up", rows, 2 * I, h, ew, ids, expert_bytes, 0, pairs);
-    grouped_gemm(L, "moe_down", rows, h, I, ew, ids, expert_bytes, bytes_of(2 * I * h, wbits()), pairs);
+    grouped_gemm(L, "moe_up", rows, 2 * I, h, ew, ids, expert_bytes, 0);
+    grouped_gemm(L, "moe_down", rows, h, I, ew, ids, expert_bytes, bytes_of(2 * I * h, wbits()));
   }
 
-  // A grouped GEMM over the touched experts: each expert's `rows` tokens times its weights.
+  // A grouped GEMM over the touched experts: each expert's `rows` tokens times its weights, as
+  // DeepGEMM's grouped kernels run it (masked layout in decode, contiguous in prefill).
   void grouped_gemm(int L, const std::string& what, uint64_t rows, uint64_t N, uint64_t K, uint32_t w,
-                    const std::vector<uint32_t>& experts, uint64_t expert_bytes, uint64_t part_off, double pairs) {
-    const bool small = rows <= m_.kernels.gemv_tile_m;
-    const uint64_t tm = small ? m_.kernels.gemv_tile_m : m_.kernels.gemm_tile_m;
-    const uint64_t tn = small ? m_.kernels.gemv_tile_n : m_.kernels.gemm_tile_n;
-    const uint64_t per_expert = ceil_div(rows, tm) * ceil_div(N, tn);
-    const uint32_t id = b_.kernel(lname(L, what), KernelKind::moe_gemm, L, {per_expert * experts.size(), 1, 1}, m_.kernels.gemm);
-    b_.k(id).flops[static_cast<int>(m_.weight_precision)] = 2.0 * pairs * double(N) * double(K);
+                    const std::vector<uint32_t>& experts, uint64_t expert_bytes, uint64_t part_off) {
+    GemmProblem prob;
+    prob.m = rows, prob.n = N, prob.k = K, prob.precision = m_.weight_precision;
+    prob.groups = static_cast<uint32_t>(experts.size());
+    prob.layout = p_.phase == Phase::decode ? GemmLayout::grouped_masked : GemmLayout::grouped_contiguous;
+    const GemmLaunch g = plan_gemm(prob, lim_);
+    const uint64_t per_expert = ceil_div(rows, g.block_m) * ceil_div(N, g.block_n);
+    const uint32_t id = b_.kernel(lname(L, what), KernelKind::moe_gemm, L, {per_expert * experts.size(), 1, 1},
+                                  gemm_kernel_shape(g));
+    // The Tensor Cores compute every tile of the touched experts (padded rows included).
+    GemmLaunch tiles = g;
+    tiles.tiles = per_expert * experts.size();
+    gemm_flops(b_.k(id), tiles, K, m_.weight_precision);
     GemmOperands o;
     o.a_tensor = act_in_;
     o.b_tensor = w;
     o.c_tensor = act_out_;
     o.a_bits = o.b_bits = wbits();
+    GemmTiling t = gemm_tiling(g);
+    t.multicast = 1;  // grouped kernels multicast only inside one expert's tiles: kept simple here
     for (size_t i = 0; i < experts.size(); ++i) {
       o.b_base = experts[i] * expert_bytes + part_off;
       o.a_base = i * rows * bytes_of(K, wbits());
       o.c_base = i * rows * bytes_of(N, 16);
-      gemm_accesses(b_, id, i * per_expert, rows, N, K, GemmTiling{tm, tn, 1, true}, o);
+      gemm_accesses(b_, id, i * per_expert, rows, N, K, t, o);
     }
     act_bytes_ = std::max({act_bytes_, bytes_of(experts.size() * rows * K, 16), bytes_of(experts.size() * rows * N, 16)});
   }
@@ -598,8 +726,8 @@ uint32_t experts_touched(uint32_t local, uint32_t active, uint32_t total, uint64
   return static_cast<uint32_t>(std::clamp(e, 1.0, double(local)));
 }
 
-TraceData emulate_step(const ModelShape& shape, const StepParams& params) {
-  return StepEmulator(shape, params).run();
+TraceData emulate_step(const ModelShape& shape, const StepParams& params, const LaunchLimits& limits) {
+  return StepEmulator(shape, params, limits).run();
 }
 
 TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {

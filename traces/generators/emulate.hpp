@@ -18,9 +18,10 @@
 
 namespace indexsim::trace {
 
-constexpr const char* kGeneratorVersion = "emulate-1";
+constexpr const char* kGeneratorVersion = "emulate-2";  // 2: library launch shapes (plan_gemm, split-KV attention, radix top-k)
 
-TraceData emulate_step(const ModelShape& shape, const StepParams& params);
+// Launch shapes follow `limits` (the device the step runs on; the default is an H100/H200-class GPU).
+TraceData emulate_step(const ModelShape& shape, const StepParams& params, const LaunchLimits& limits = {});
 
 // Expected number of this GPU's routed experts that receive at least one of `tokens` tokens when
 // each token picks `active` of `total` experts uniformly: local · (1 − (1 − active/total)^tokens),

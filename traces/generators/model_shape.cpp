@@ -193,20 +193,10 @@ ModelShape load_model_shape(const Node& root) {
     sel.fail("recent_tokens", std::to_string(m.selection.recent_tokens), "sink_tokens + recent_tokens must be <= indexer.topk");
 
   const Node ker = root.child("kernels");
-  const Node gemm = ker.child("gemm");
-  m.kernels.gemm_tile_m = gemm.req<uint32_t>("tile_m", Rule::power_of_two());
-  m.kernels.gemm_tile_n = gemm.req<uint32_t>("tile_n", Rule::power_of_two());
-  m.kernels.gemv_tile_m = gemm.req<uint32_t>("gemv_tile_m", Rule::power_of_two());
-  m.kernels.gemv_tile_n = gemm.req<uint32_t>("gemv_tile_n", Rule::power_of_two());
-  m.kernels.gemm = read_kernel_shape(gemm);
   const Node is = ker.child("indexer_score");
   m.kernels.indexer_tile_tokens = is.req<uint32_t>("tile_tokens", Rule::power_of_two());
   m.kernels.indexer_q_tile_tokens = is.req<uint32_t>("q_tile_tokens", Rule::power_of_two());
   m.kernels.indexer_score = read_kernel_shape(is);
-  m.kernels.topk = read_kernel_shape(ker.child("topk"));
-  const Node sa = ker.child("sparse_attn");
-  m.kernels.sparse_attn_heads_per_cta = sa.req<uint32_t>("heads_per_cta", Rule::power_of_two());
-  m.kernels.sparse_attn = read_kernel_shape(sa);
   m.kernels.linear_state = read_kernel_shape(ker.child("linear_state"));
   m.kernels.elementwise = read_kernel_shape(ker.child("elementwise"));
   return m;

@@ -81,13 +81,12 @@ struct DeploymentShape {
 struct KernelShape {  // launch geometry of one emulated kernel class
   uint32_t threads = 128, smem_bytes = 0, regs_per_thread = 0;
 };
+// Kernel classes whose launch the workload config gives. GEMMs (traces/generators/launch.hpp),
+// top-k and sparse attention (traces/kernel_geometry.hpp) are shaped from the device instead.
 struct KernelTiling {
-  KernelShape gemm, indexer_score, topk, sparse_attn, linear_state, elementwise;
-  uint32_t gemm_tile_m = 128, gemm_tile_n = 256;             // prefill / large-M GEMMs
-  uint32_t gemv_tile_m = 64, gemv_tile_n = 128;              // decode GEMMs with few rows
+  KernelShape indexer_score, linear_state, elementwise;
   uint32_t indexer_tile_tokens = 64;                         // cache entries scored by one CTA
   uint32_t indexer_q_tile_tokens = 64;                       // queries that share one cache pass
-  uint32_t sparse_attn_heads_per_cta = 64;
 };
 
 struct TopkSelection {  // the locality of emulated top-k picks (seeded)
