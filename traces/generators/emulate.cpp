@@ -546,7 +546,8 @@ class StepEmulator {
     std::vector<uint32_t> deps{src.kernel};
     const uint32_t id = b_.kernel(lname(L, "sparse_attn"), KernelKind::sparse_attn, L, {HB * uint64_t(S), Q, 1}, ks, deps);
     const uint64_t q_row = H * (a.kv_lora_rank + a.qk_rope_head_dim) * 2;  // one query's BF16 heads
-    const uint64_t part_row = H * (a.v_head_dim * 4 + 4);                  // FP32 partial output + LSE per split
+    const uint64_t dv = a.kv_lora_rank;  // absorbed MLA: the output stays in the latent space until o_absorb
+    const uint64_t part_row = H * (dv * 4 + 4);  // FP32 partial output + LSE per split
     if (S > 1) workspace_bytes_ = std::max(workspace_bytes_, Q * uint64_t(S) * part_row);
     double rows_total = 0;
     for (uint64_t h = 0; h < HB; ++h) {
@@ -568,8 +569,8 @@ class StepEmulator {
         if (S > 1)
           b_.strided(id, workspace_, true, c0, Q, sp * (part_row / H) * H, int64_t(uint64_t(S) * part_row), heads * (part_row / H), 1, 0);
         else
-          b_.strided(id, act_out_, true, c0, Q, h * geo::kAttnHeadsPerCta * a.v_head_dim * 4, int64_t(H * a.v_head_dim * 4),
-                     heads * a.v_head_dim * 4, 1, 0);
+          b_.strided(id, act_out_, true, c0, Q, h * geo::kAttnHeadsPerCta * dv * 4, int64_t(H * dv * 4),
+                     heads * dv * 4, 1, 0);
       }
     }
     // Absorbed MLA on the Tensor Cores, 64 head rows per CTA also past the local heads: q·k over the
@@ -587,9 +588,9 @@ class StepEmulator {
       for (uint64_t q = 0; q < Q; ++q) {
         for (uint64_t sp = 0; sp < uint64_t(S); ++sp)
           b_.strided(c, workspace_, false, q * H, H, (q * S + sp) * part_row, int64_t(part_row / H), part_row / H, 1, 0);
-        b_.strided(c, act_out_, true, q * H, H, q * H * a.v_head_dim * 4, int64_t(a.v_head_dim * 4), a.v_head_dim * 4, 1, 0);
+        b_.strided(c, act_out_, true, q * H, H, q * H * dv * 4, int64_t(dv * 4), dv * 4, 1, 0);
       }
-      b_.k(c).flops[int(Precision::simt)] = 2.0 * double(Q) * double(H) * double(S) * a.v_head_dim;
+      b_.k(c).flops[int(Precision::simt)] = 2.0 * double(Q) * double(H) * double(S) * dv;
     }
   }
 

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// The emulated attention-path kernels launch as the project's CUDA kernels do for the same shape:
+// grid, block, shared memory and bytes per CTA equal what kernels/topk.cu (plan_topk) and
+// kernels/sparse_attn.cu (plan_sparse_attn) compute from traces/kernel_geometry.hpp, which those
+// plans include (their static_asserts pin the shared-memory layout to it). So a trace captured on a
+// GPU and an emulated one of one shape describe the same launches.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/cpp/test_trace_util.hpp"
+#include "traces/generators/emulate.hpp"
+#include "traces/kernel_geometry.hpp"
+
+using namespace indexsim::trace;
+namespace geo = indexsim::trace::geometry;
+using indexsim::test::workload_file;
+
+namespace {
+
+struct Launch {
+  const KernelRecord* k = nullptr;
+  std::map<uint64_t, uint64_t> bytes_read;  // CTA -> bytes read
+};
+
+// The kernels of `layer` by name suffix ("topk_hist0", "sparse_attn", ...) with their per-CTA reads.
+std::map<std::string, Launch> layer_kernels(const TraceData& t, int layer) {
+  std::map<std::string, Launch> out;
+  const std::string prefix = "L" + std::to_string(layer) + ".";
+  for (const auto& k : t.kernels)
+    if (k.layer == layer && k.name.rfind(prefix, 0) == 0) out[k.name.substr(prefix.size())].k = &k;
+  for (const auto& a : t.accesses) {
+    const auto& k = t.kernels[a.kernel];
+    if (k.layer != layer || a.write) continue;
+    auto it = out.find(k.name.substr(prefix.size()));
+    if (it == out.end()) continue;
+    for (uint64_t c = a.cta_first; c < a.cta_first + a.cta_count; ++c) it->second.bytes_read[c] += a.bytes_per_cta();
+  }
+  return out;
+}
+
+}  // namespace
+
+// DeepSeek-V3.2 decode at 1M tokens, batch 1, one query, on an H200-class device (132 SMs):
+// top-k over n = 1M logits: chunks = ceil(n / 4096) = 256 CTAs of 256 threads per scan kernel, each
+// reading its 4096 scores (16 KiB); one CTA per row for init, pick and sort (1024 threads).
+TEST(KernelGeometry, TopkMatchesThePlanOfKernelsTopk) {
+  const ModelShape m = load_model_shape_file(workload_file("deepseek-v3.2"));
+  StepParams p;
+  p.phase = Phase::decode;
+  p.context = 1 << 20;
+  p.batch = 1;
+  p.queries = 1;
+  const LaunchLimits h200;
+  const TraceData t = emulate_step(m, p, h200);
+  const auto ks = layer_kernels(t, 0);
+  const uint64_t n = m.indexer_entries(p.context), chunks = uint64_t(geo::topk_chunks(int64_t(n)));
+  ASSERT_EQ(chunks, 256u);
+  for (const char* scan : {"topk_hist0", "topk_hist1", "topk_hist2", "topk_count_eq", "topk_collect"}) {
+    SCOPED_TRACE(scan);
+    const Launch& l = ks.at(scan);
+    EXPECT_EQ(l.k->grid, (std::array<uint32_t, 3>{uint32_t(chunks), 1, 1}));
+    EXPECT_EQ(l.k->block[0], uint32_t(geo::kTopkThreads));
+    EXPECT_EQ(l.k->smem_bytes, 0u);
+    for (uint64_t c = 0; c + 1 < chunks; ++c) ASSERT_EQ(l.bytes_read.at(c), uint64_t(geo::kTopkChunk) * 4) << c;
+    EXPECT_EQ(l.bytes_read.at(chunks - 1), (n - (chunks - 1) * geo::kTopkChunk) * 4);
+  }
+  for (const char* row : {"topk_init", "topk_pick0", "topk_pick1", "topk_pick2"}) {
+    EXPECT_EQ(ks.at(row).k->grid, (std::array<uint32_t, 3>{1, 1, 1})) << row;
+    EXPECT_EQ(ks.at(row).k->block[0], uint32_t(geo::kTopkThreads)) << row;
+  }
+  EXPECT_EQ(ks.at("topk_sort").k->block[0], uint32_t(geo::kTopkSortThreads));
+}
+
+// Sparse attention: splits = sparse_attn_splits(topk, heads, queries, 132) (enough CTAs to cover the
+// SMs once, each split a multiple of 32 rows); grid (head blocks x splits, queries), 256 threads, the
+// FP8 layout's shared memory; a CTA gathers its split's rows (656 B each), reads its indices
+// (4 B each) and its query's 64 heads of Q (576 BF16 values each); the combine runs one 128-thread
+// CTA per (head, query).
+TEST(KernelGeometry, SparseAttentionMatchesThePlanOfKernelsSparseAttn) {
+  const ModelShape m = load_model_shape_file(workload_file("deepseek-v3.2"));
+  StepParams p;
+  p.phase = Phase::decode;
+  p.context = 1 << 16;
+  p.batch = 1;
+  p.queries = 1;
+  const LaunchLimits h200;
+  const TraceData t = emulate_step(m, p, h200);
+  const auto ks = layer_kernels(t, 0);
+  const int heads = int(m.local_heads()), topk = int(m.indexer.topk);
+  ASSERT_EQ(m.mla.kv_bytes_per_token, uint32_t(geo::kKvFp8RowBytes));
+  const int splits = geo::sparse_attn_splits(topk, heads, 1, int(h200.units));
+  ASSERT_GT(splits, 1);
+  const int per = geo::sparse_attn_rows_per_split(topk, splits);
+  const Launch& a = ks.at("sparse_attn");
+  const int hb = (heads + geo::kAttnHeadsPerCta - 1) / geo::kAttnHeadsPerCta;
+  EXPECT_EQ(a.k->grid, (std::array<uint32_t, 3>{uint32_t(hb * splits), 1, 1}));
+  EXPECT_EQ(a.k->block[0], uint32_t(geo::kAttnThreads));
+  EXPECT_EQ(a.k->smem_bytes, uint32_t(geo::kAttnSmemFp8));
+  const uint64_t q_bytes = uint64_t(std::min(heads, geo::kAttnHeadsPerCta)) * geo::kAttnDk * 2;
+  for (int s = 0; s < splits; ++s) {
+    const uint64_t rows = uint64_t(std::min(per, topk - s * per));
+    const uint64_t idx = std::min<uint64_t>((topk + splits - 1) / splits, uint64_t(topk - std::min(topk, s * ((topk + splits - 1) / splits))));
+    EXPECT_EQ(a.bytes_read.at(uint64_t(s)), rows * geo::kKvFp8RowBytes + idx * 4 + q_bytes) << "split " << s;
+  }
+  const Launch& c = ks.at("sparse_attn_combine");
+  EXPECT_EQ(c.k->grid, (std::array<uint32_t, 3>{uint32_t(heads), 1, 1}));
+  EXPECT_EQ(c.k->block[0], uint32_t(geo::kAttnCombineThreads));
+  // The combine reads every split's FP32 partial row (512 values) and its LSE.
+  EXPECT_EQ(c.bytes_read.at(0), uint64_t(splits) * (geo::kAttnDv * 4 + 4));
+}
