@@ -567,7 +567,8 @@ class StepEmulator {
                       std::vector<uint32_t>(rows.begin() + long(lo), rows.begin() + long(hi)));
           }
         if (S > 1)
-          b_.strided(id, workspace_, true, c0, Q, sp * (part_row / H) * H, int64_t(uint64_t(S) * part_row), heads * (part_row / H), 1, 0);
+          b_.strided(id, workspace_, true, c0, Q, sp * part_row + h * geo::kAttnHeadsPerCta * (part_row / H),
+                     int64_t(uint64_t(S) * part_row), heads * (part_row / H), 1, 0);
         else
           b_.strided(id, act_out_, true, c0, Q, h * geo::kAttnHeadsPerCta * dv * 4, int64_t(H * dv * 4),
                      heads * dv * 4, 1, 0);
