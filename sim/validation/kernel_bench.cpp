@@ -21,6 +21,7 @@ constexpr KernelShapeKeys kKernelShapes[] = {
     {"copy", "bytes [ctas]"},
     {"read", "bytes [ctas]"},
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
+    {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed]"},
 };
 
 trace::Precision read_dtype(const config::Node& n, const std::string& fallback) {
@@ -49,6 +50,17 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     c.n = shape.req<uint64_t>("n", Rule::range(1, 1 << 24));
     c.k = shape.req<uint64_t>("k", Rule::range(1, 1 << 24));
     c.dtype = read_dtype(shape, "bf16");
+  } else if (kernel == "sparse_mla_decode") {
+    auto& sp = c.sparse;
+    sp.batch = shape.req<uint32_t>("batch", Rule::range(1, 65535));
+    sp.heads = shape.req<uint32_t>("heads", Rule::range(1, 1024));
+    sp.q_per_seq = shape.req<uint32_t>("s_q", Rule::range(1, 64));
+    sp.topk = shape.req<uint32_t>("topk", Rule::range(1, 1 << 20));
+    sp.context = shape.req<uint64_t>("context", Rule::range(1, double(UINT32_MAX)));
+    if (sp.context < sp.topk) shape.fail("context", std::to_string(sp.context), "must be at least topk");
+    const std::string kv = shape.opt<std::string>("kv", "fp8", Rule::choice({"fp8", "bf16"}));
+    sp.kv_row_bytes = kv == "fp8" ? 656 : 1152;  // FlashMLA's FP8 layout (512 e4m3 + 4 fp32 scales + 64 bf16 RoPE), or 576 BF16
+    sp.seed = shape.opt<uint64_t>("seed", 1);
   } else {
     throw std::invalid_argument("unknown kernel '" + kernel + "'; the kernels and their shape keys:\n" +
                                 kernel_case_usage());
@@ -58,12 +70,19 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
 
 double nominal_flops(const KernelCase& c) {
   if (c.kernel == "gemm") return 2.0 * double(c.m) * double(c.n) * double(c.k);
+  // FlashMLA's count: 2 · queries · heads · topk · (d_qk + d_v), d_qk = 576, d_v = 512.
+  if (c.kernel == "sparse_mla_decode")
+    return 2.0 * c.sparse.batch * c.sparse.q_per_seq * c.sparse.heads * double(c.sparse.topk) * (576 + 512);
   return 0;
 }
 
 double nominal_bytes(const KernelCase& c) {
   if (c.kernel == "copy") return 2.0 * double(c.bytes);
   if (c.kernel == "read") return double(c.bytes);
+  if (c.kernel == "sparse_mla_decode") {  // KV rows selected by every query, its Q (BF16) and O (BF16)
+    const double q = double(c.sparse.batch) * c.sparse.q_per_seq;
+    return q * c.sparse.topk * c.sparse.kv_row_bytes + q * c.sparse.heads * (576 + 512) * 2.0;
+  }
   if (c.kernel == "gemm") {
     const double in_bits = c.dtype == trace::Precision::fp32 || c.dtype == trace::Precision::tf32 ? 32
                                                                                                   : trace::precision_bits(c.dtype);
@@ -81,6 +100,7 @@ trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimi
     return trace::emulate_copy(c.bytes, shape);
   }
   if (c.kernel == "gemm") return trace::emulate_gemm(c.m, c.n, c.k, c.dtype, limits);
+  if (c.kernel == "sparse_mla_decode") return trace::emulate_sparse_mla_decode(c.sparse, limits);
   throw std::invalid_argument("unknown kernel '" + c.kernel + "'");
 }
 

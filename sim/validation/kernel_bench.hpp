@@ -10,6 +10,7 @@
 
 #include "models/common/params.hpp"
 #include "sim/engine/run_result.hpp"
+#include "traces/generators/emulate.hpp"
 #include "traces/launch_limits.hpp"
 #include "traces/trace_data.hpp"
 
@@ -17,11 +18,12 @@ namespace indexsim::sim {
 
 // A kernel and its shape. Which fields a kernel reads is listed in kKernelShapes (kernel_bench.cpp).
 struct KernelCase {
-  std::string kernel;        // copy, read, gemm
+  std::string kernel;        // copy, read, gemm, sparse_mla_decode
   uint64_t bytes = 0;        // copy, read
   uint64_t ctas = 0;         // copy, read: 0 = one CTA per chunk
   uint64_t m = 0, n = 0, k = 0;
   trace::Precision dtype = trace::Precision::bf16;
+  trace::SparseMlaDecodeShape sparse;  // sparse_mla_decode
 };
 
 // The kernels and the shape keys each takes (for usage messages and errors).

@@ -131,7 +131,7 @@ std::string fmt(const char* f, double v) {
 std::string PublishedReport::table() const {
   std::string s;
   char line[512];
-  std::snprintf(line, sizeof line, "%-40s %-9s %-6s %12s %12s %-8s %8s\n", "case", "group", "hw", "simulated",
+  std::snprintf(line, sizeof line, "%-52s %-9s %-6s %12s %12s %-8s %8s\n", "case", "group", "hw", "simulated",
                 "measured", "unit", "error");
   s += line;
   for (const auto& c : cases) {
@@ -139,7 +139,7 @@ std::string PublishedReport::table() const {
       s += "ERROR " + c.failure + "\n";
       continue;
     }
-    std::snprintf(line, sizeof line, "%-40s %-9s %-6s %12.1f %12.1f %-8s %+7.1f%%\n", c.name.c_str(), c.group.c_str(),
+    std::snprintf(line, sizeof line, "%-52s %-9s %-6s %12.1f %12.1f %-8s %+7.1f%%\n", c.name.c_str(), c.group.c_str(),
                   c.hardware.c_str(), c.simulated, c.measured, c.unit.c_str(), 100 * c.error);
     s += line;
   }

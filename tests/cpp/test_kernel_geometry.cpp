@@ -109,3 +109,20 @@ TEST(KernelGeometry, SparseAttentionMatchesThePlanOfKernelsSparseAttn) {
   // The combine reads every split's FP32 partial row (512 values) and its LSE.
   EXPECT_EQ(c.bytes_read.at(0), uint64_t(splits) * (geo::kAttnDv * 4 + 4));
 }
+
+// FlashMLA's sparse decode benchmark shape (batch 128, 128 heads, s_q 2, topk 2048): 2 head blocks x
+// 256 queries = 512 CTAs already cover 132 SMs, so one split and no combine; every query gathers its
+// sequence's 2048 rows once per head block; Tensor Core FLOPs = 2 · 256 queries · 128 heads · 2048
+// rows · (576 + 512), FlashMLA's own count.
+TEST(KernelGeometry, SparseMlaDecodeBenchmarkShape) {
+  SparseMlaDecodeShape sh;
+  sh.batch = 128, sh.heads = 128, sh.q_per_seq = 2, sh.topk = 2048, sh.context = 65536;
+  const TraceData t = emulate_sparse_mla_decode(sh, LaunchLimits{});
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].grid, (std::array<uint32_t, 3>{2, 256, 1}));
+  EXPECT_DOUBLE_EQ(t.kernels[0].flops[int(Precision::bf16)], 2.0 * 256 * 128 * 2048 * (576 + 512));
+  uint64_t gathered = 0;
+  for (const auto& a : t.accesses)
+    if (a.kind == AccessRecord::Kind::gather) gathered += a.bytes_per_cta() * a.cta_count;
+  EXPECT_EQ(gathered, uint64_t(2) * 256 * 2048 * 656);
+}

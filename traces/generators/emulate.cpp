@@ -243,6 +243,91 @@ KernelShape gemm_kernel_shape(const GemmLaunch& g) {
 
 GemmTiling gemm_tiling(const GemmLaunch& g) { return GemmTiling{g.block_m, g.block_n, g.multicast, g.multicast_on_a}; }
 
+// One sparse MLA attention over selected KV rows, for `batch` sequences of `q_per_seq` queries; the
+// queries of one q-tile of a sequence share rows[s · tiles + j].
+struct SparseMla {
+  std::string name;
+  int layer = -1;
+  uint64_t heads = 0, batch = 1, q_per_seq = 1, q_tile = 64, context = 0;
+  uint64_t kv_row_bytes = 0, d_latent = 512, d_rope = 64, index_entries = 0;
+  Precision compute = Precision::bf16;
+  uint32_t kv = 0, indices = 0, q = 0, out = 0, workspace = 0;
+  std::vector<uint32_t> deps;
+  const std::vector<std::vector<uint32_t>>* rows = nullptr;
+};
+
+// Sparse MLA decode/prefill over the selected rows as the project's split-KV kernel runs it
+// (kernels/sparse_attn.cu, geometry in traces/kernel_geometry.hpp; FlashMLA's sparse decode splits
+// the same way): a CTA owns 64 heads of one query and one split of its selected rows; with more
+// than one split, a combine kernel merges the partial outputs. Grid (head blocks x splits,
+// queries) as CUDA launches it; the records number CTAs (head block, split) outermost, query
+// innermost, so that one record serves a whole query tile. Returns the workspace bytes it needs.
+uint64_t sparse_mla(Builder& b, const SparseMla& a, const LaunchLimits& lim) {
+  namespace geo = geometry;
+  const uint64_t H = a.heads, B = a.batch, T = a.q_per_seq, kvb = a.kv_row_bytes, kt = a.index_entries;
+  const uint64_t nq_tiles = ceil_div(T, a.q_tile);
+  const uint64_t Q = B * T;  // queries: sequence-major, then new token
+  const uint64_t HB = ceil_div(H, uint64_t(geo::kAttnHeadsPerCta));
+  // Rows each query attends to (pooled entries expand to tokens): the topk the kernel is sized for.
+  const uint64_t sel = a.rows->empty() ? kt : a.rows->front().size();
+  const int S = geo::sparse_attn_splits(int(std::max<uint64_t>(sel, 1)), int(H), int(Q), int(lim.units));
+  const uint64_t per = uint64_t(geo::sparse_attn_rows_per_split(int(std::max<uint64_t>(sel, 1)), S));
+  const bool fp8 = kvb <= uint64_t(geo::kKvFp8RowBytes);
+  // FP8 rows: two raw staging tiles where they fit (Hopper), else one (A100: 163 KiB a CTA).
+  uint64_t smem = fp8 ? geo::kAttnSmemFp8 : geo::kAttnSmemBf16;
+  if (fp8 && smem > lim.smem_per_cta_bytes) smem -= uint64_t(geo::kAttnTileRows) * geo::kKvFp8RowBytes;
+  if (smem > lim.smem_per_cta_bytes)
+    throw std::invalid_argument(a.name + ": the split-KV kernel needs " + std::to_string(smem) +
+                                " B of shared memory per CTA, the device allows " + std::to_string(lim.smem_per_cta_bytes));
+  const KernelShape ks{uint32_t(geo::kAttnThreads), uint32_t(smem), 128};
+  const uint32_t id = b.kernel(a.name, KernelKind::sparse_attn, a.layer, {HB * uint64_t(S), Q, 1}, ks, a.deps);
+  const uint64_t q_row = H * (a.d_latent + a.d_rope) * 2;  // one query's BF16 heads
+  const uint64_t dv = a.d_latent;  // absorbed MLA: the output stays in the latent space until o_absorb
+  const uint64_t part_row = H * (dv * 4 + 4);  // FP32 partial output + LSE per split
+  double rows_total = 0;
+  for (uint64_t h = 0; h < HB; ++h) {
+    const uint64_t heads = std::min<uint64_t>(geo::kAttnHeadsPerCta, H - h * geo::kAttnHeadsPerCta);
+    for (uint64_t sp = 0; sp < uint64_t(S); ++sp) {
+      const uint64_t c0 = (h * S + sp) * Q;
+      b.strided(id, a.q, false, c0, Q, h * geo::kAttnHeadsPerCta * (q_row / H), int64_t(q_row), heads * (q_row / H), 1, 0);
+      const uint64_t idx_per = ceil_div(kt, uint64_t(S)), idx_lo = std::min(kt, sp * idx_per);
+      b.strided(id, a.indices, false, c0, Q, idx_lo * 4, int64_t(kt * 4), std::min(idx_per, kt - idx_lo) * 4, 1, 0);
+      for (uint64_t s = 0; s < B; ++s)
+        for (uint64_t j = 0; j < nq_tiles; ++j) {
+          const auto& rows = (*a.rows)[s * nq_tiles + j];
+          const uint64_t lo = std::min<uint64_t>(rows.size(), sp * per), hi = std::min<uint64_t>(rows.size(), lo + per);
+          const uint64_t t0 = j * a.q_tile, qn = std::min(T, t0 + a.q_tile) - t0;
+          if (h == 0) rows_total += double(hi - lo) * qn;
+          b.gather(id, a.kv, c0 + s * T + t0, qn, s * a.context * kvb, static_cast<uint32_t>(kvb), kvb,
+                   std::vector<uint32_t>(rows.begin() + long(lo), rows.begin() + long(hi)));
+        }
+      if (S > 1)
+        b.strided(id, a.workspace, true, c0, Q, sp * part_row + h * geo::kAttnHeadsPerCta * (part_row / H),
+                  int64_t(uint64_t(S) * part_row), heads * (part_row / H), 1, 0);
+      else
+        b.strided(id, a.out, true, c0, Q, h * geo::kAttnHeadsPerCta * dv * 4, int64_t(H * dv * 4), heads * dv * 4, 1, 0);
+    }
+  }
+  // Absorbed MLA on the Tensor Cores, 64 head rows per CTA also past the local heads: q·k over the
+  // latent and RoPE parts, then p·v over the latent, per selected row. Softmax (and, for FP8 rows,
+  // the dequantisation of every gathered latent value) on the CUDA cores.
+  const double padded_heads = double(HB * geo::kAttnHeadsPerCta);
+  b.k(id).flops[static_cast<int>(a.compute)] = 2.0 * padded_heads * (2.0 * a.d_latent + a.d_rope) * rows_total;
+  b.k(id).flops[static_cast<int>(Precision::simt)] =
+      4.0 * double(H) * rows_total + (fp8 ? 2.0 * a.d_latent * rows_total * double(HB) : 0.0);
+  if (S == 1) return 0;
+  const KernelShape cs{uint32_t(geo::kAttnCombineThreads), 0, 32};
+  const uint32_t c = b.kernel(a.name + "_combine", KernelKind::sparse_attn, a.layer, {H, Q, 1}, cs);
+  // CTA (head, query) = query·H + head reads that head's S partial rows and LSEs, writes its output.
+  for (uint64_t q = 0; q < Q; ++q) {
+    for (uint64_t sp = 0; sp < uint64_t(S); ++sp)
+      b.strided(c, a.workspace, false, q * H, H, (q * S + sp) * part_row, int64_t(part_row / H), part_row / H, 1, 0);
+    b.strided(c, a.out, true, q * H, H, q * H * dv * 4, int64_t(dv * 4), dv * 4, 1, 0);
+  }
+  b.k(c).flops[int(Precision::simt)] = 2.0 * double(Q) * double(H) * double(S) * dv;
+  return Q * uint64_t(S) * part_row;
+}
+
 class StepEmulator {
  public:
   StepEmulator(const ModelShape& m, const StepParams& p, const LaunchLimits& lim)
@@ -513,86 +598,33 @@ class StepEmulator {
     return so;
   }
 
-  // Sparse MLA decode/prefill over the selected rows as the project's split-KV kernel runs it
-  // (kernels/sparse_attn.cu, geometry in traces/kernel_geometry.hpp; FlashMLA's sparse decode splits
-  // the same way): a CTA owns 64 heads of one query and one split of its selected rows; with more
-  // than one split, a combine kernel merges the partial outputs. Grid (head blocks x splits,
-  // queries) as CUDA launches it; the records number CTAs (head block, split) outermost, query
-  // innermost, so that one record serves a whole query tile.
   void sparse_attention(const LayerShape& l, uint32_t kv) {
-    namespace geo = geometry;
     const int L = l.index;
     const auto& a = m_.mla;
-    const uint64_t H = m_.local_heads(), B = p_.batch, kvb = a.kv_bytes_per_token, nq_tiles = q_tiles();
-    const uint64_t Q = tokens();  // queries: sequence-major, then new token
-    const uint64_t HB = ceil_div(H, uint64_t(geo::kAttnHeadsPerCta));
     const TopkResult& src = topk_.at(l.topk_source);
-    const uint64_t kt = m_.indexer.topk / m_.indexer.pool_tokens;
-    // Rows each query attends to (pooled entries expand to tokens): the topk the kernel is sized for.
-    const uint64_t sel = src.rows.empty() ? kt : src.rows.front().size();
-    const int S = geo::sparse_attn_splits(int(std::max<uint64_t>(sel, 1)), int(H), int(Q), int(lim_.units));
-    const uint64_t per = uint64_t(geo::sparse_attn_rows_per_split(int(std::max<uint64_t>(sel, 1)), S));
-    const bool fp8 = kvb <= uint64_t(geo::kKvFp8RowBytes);
-    // FP8 rows: two raw staging tiles where they fit (Hopper), else one (A100: 163 KiB a CTA).
-    uint64_t smem = fp8 ? geo::kAttnSmemFp8 : geo::kAttnSmemBf16;
-    if (fp8 && smem > lim_.smem_per_cta_bytes) smem -= uint64_t(geo::kAttnTileRows) * geo::kKvFp8RowBytes;
-    if (smem > lim_.smem_per_cta_bytes)
-      throw std::invalid_argument(lname(L, "sparse_attn") + ": the split-KV kernel needs " + std::to_string(smem) +
-                                  " B of shared memory per CTA, the device allows " +
-                                  std::to_string(lim_.smem_per_cta_bytes));
-    const KernelShape ks{uint32_t(geo::kAttnThreads), uint32_t(smem), 128};
+    SparseMla sm;
+    sm.name = lname(L, "sparse_attn");
+    sm.layer = L;
+    sm.heads = m_.local_heads();
+    sm.batch = p_.batch;
+    sm.q_per_seq = T_;
+    sm.q_tile = m_.kernels.indexer_q_tile_tokens;
+    sm.context = p_.context;
+    sm.kv_row_bytes = a.kv_bytes_per_token;
+    sm.d_latent = a.kv_lora_rank;
+    sm.d_rope = a.qk_rope_head_dim;
+    sm.index_entries = m_.indexer.topk / m_.indexer.pool_tokens;
+    sm.compute = a.compute_precision;
+    sm.kv = kv;
+    sm.indices = src.tensor;
+    sm.q = act_in_;
+    sm.out = act_out_;
+    sm.workspace = workspace_;
     // The data dependency on the top-k is explicit even where stream order implies it, so that a
     // transform moving kernels to other streams keeps it; a shared layer names an earlier layer's.
-    std::vector<uint32_t> deps{src.kernel};
-    const uint32_t id = b_.kernel(lname(L, "sparse_attn"), KernelKind::sparse_attn, L, {HB * uint64_t(S), Q, 1}, ks, deps);
-    const uint64_t q_row = H * (a.kv_lora_rank + a.qk_rope_head_dim) * 2;  // one query's BF16 heads
-    const uint64_t dv = a.kv_lora_rank;  // absorbed MLA: the output stays in the latent space until o_absorb
-    const uint64_t part_row = H * (dv * 4 + 4);  // FP32 partial output + LSE per split
-    if (S > 1) workspace_bytes_ = std::max(workspace_bytes_, Q * uint64_t(S) * part_row);
-    double rows_total = 0;
-    for (uint64_t h = 0; h < HB; ++h) {
-      const uint64_t heads = std::min<uint64_t>(geo::kAttnHeadsPerCta, H - h * geo::kAttnHeadsPerCta);
-      for (uint64_t sp = 0; sp < uint64_t(S); ++sp) {
-        const uint64_t c0 = (h * S + sp) * Q;
-        b_.strided(id, act_in_, false, c0, Q, h * geo::kAttnHeadsPerCta * (q_row / H), int64_t(q_row), heads * (q_row / H), 1, 0);
-        const uint64_t idx_per = ceil_div(kt, uint64_t(S)), idx_lo = std::min(kt, sp * idx_per);
-        b_.strided(id, src.tensor, false, c0, Q, idx_lo * 4, int64_t(kt * 4), std::min(idx_per, kt - idx_lo) * 4, 1, 0);
-        for (uint64_t s = 0; s < B; ++s)
-          for (uint64_t j = 0; j < nq_tiles; ++j) {
-            const auto& rows = src.rows[s * nq_tiles + j];
-            const uint64_t lo = std::min<uint64_t>(rows.size(), sp * per), hi = std::min<uint64_t>(rows.size(), lo + per);
-            const uint64_t qn = tile_end(j) - tile_begin(j);
-            if (h == 0) rows_total += double(hi - lo) * qn;
-            b_.gather(id, kv, c0 + s * T_ + tile_begin(j), qn, s * p_.context * kvb, static_cast<uint32_t>(kvb), kvb,
-                      std::vector<uint32_t>(rows.begin() + long(lo), rows.begin() + long(hi)));
-          }
-        if (S > 1)
-          b_.strided(id, workspace_, true, c0, Q, sp * part_row + h * geo::kAttnHeadsPerCta * (part_row / H),
-                     int64_t(uint64_t(S) * part_row), heads * (part_row / H), 1, 0);
-        else
-          b_.strided(id, act_out_, true, c0, Q, h * geo::kAttnHeadsPerCta * dv * 4, int64_t(H * dv * 4),
-                     heads * dv * 4, 1, 0);
-      }
-    }
-    // Absorbed MLA on the Tensor Cores, 64 head rows per CTA also past the local heads: q·k over the
-    // latent and RoPE parts, then p·v over the latent, per selected row. Softmax (and, for FP8 rows,
-    // the dequantisation of every gathered latent value) on the CUDA cores.
-    const double padded_heads = double(HB * geo::kAttnHeadsPerCta);
-    b_.k(id).flops[static_cast<int>(a.compute_precision)] =
-        2.0 * padded_heads * (2.0 * a.kv_lora_rank + a.qk_rope_head_dim) * rows_total;
-    b_.k(id).flops[static_cast<int>(Precision::simt)] =
-        4.0 * double(H) * rows_total + (fp8 ? 2.0 * a.kv_lora_rank * rows_total * double(HB) : 0.0);
-    if (S > 1) {
-      const KernelShape cs{uint32_t(geo::kAttnCombineThreads), 0, 32};
-      const uint32_t c = b_.kernel(lname(L, "sparse_attn_combine"), KernelKind::sparse_attn, L, {H, Q, 1}, cs);
-      // CTA (head, query) = query·H + head reads that head's S partial rows and LSEs, writes its output.
-      for (uint64_t q = 0; q < Q; ++q) {
-        for (uint64_t sp = 0; sp < uint64_t(S); ++sp)
-          b_.strided(c, workspace_, false, q * H, H, (q * S + sp) * part_row, int64_t(part_row / H), part_row / H, 1, 0);
-        b_.strided(c, act_out_, true, q * H, H, q * H * dv * 4, int64_t(dv * 4), dv * 4, 1, 0);
-      }
-      b_.k(c).flops[int(Precision::simt)] = 2.0 * double(Q) * double(H) * double(S) * dv;
-    }
+    sm.deps = {src.kernel};
+    sm.rows = &src.rows;
+    workspace_bytes_ = std::max(workspace_bytes_, sparse_mla(b_, sm, lim_));
   }
 
   void linear_layer(const LayerShape& l) {
@@ -757,6 +789,43 @@ TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
     b.strided(id, t, w, full_chunks % ctas, tail ? 1 : 0, full_chunks * chunk, 0, tail, 1, 0);
   }
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", name}, {"bytes", bytes}};
+  return std::move(b.t);
+}
+
+TraceData emulate_sparse_mla_decode(const SparseMlaDecodeShape& sh, const LaunchLimits& limits) {
+  if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.topk == 0 || sh.context < sh.topk)
+    throw std::invalid_argument("sparse mla decode: batch, heads, s_q and topk must be > 0 and context >= topk");
+  Builder b;
+  const uint64_t Q = uint64_t(sh.batch) * sh.q_per_seq;
+  SparseMla a;
+  a.name = "sparse_mla_decode";
+  a.heads = sh.heads;
+  a.batch = sh.batch;
+  a.q_per_seq = sh.q_per_seq;
+  a.q_tile = sh.q_per_seq;  // decode: a sequence's queries share one selection
+  a.context = sh.context;
+  a.kv_row_bytes = sh.kv_row_bytes;
+  a.index_entries = sh.topk;
+  a.kv = b.tensor("kv_cache", TensorClass::kv_cache, -1, uint64_t(sh.batch) * sh.context * sh.kv_row_bytes);
+  a.indices = b.tensor("topk_indices", TensorClass::topk_indices, -1, Q * sh.topk * 4);
+  a.q = b.tensor("q", TensorClass::activations, -1, Q * sh.heads * (a.d_latent + a.d_rope) * 2);
+  a.out = b.tensor("out", TensorClass::activations, -1, Q * sh.heads * a.d_latent * 4);
+  a.workspace = b.tensor("workspace", TensorClass::scratch, -1, 1);
+  // Selected rows: uniform over the context (seeded), one selection per sequence.
+  std::vector<std::vector<uint32_t>> rows(sh.batch);
+  TopkPicker picker;
+  const TopkSelection uniform{0, 0, 1.0};
+  for (uint32_t s = 0; s < sh.batch; ++s) {
+    Rng rng(sub_seed(sh.seed, 0x5350u, s));
+    rows[s] = picker.pick(sh.context, sh.topk, uniform, rng);
+  }
+  a.rows = &rows;
+  b.t.tensors[a.workspace].bytes = std::max<uint64_t>(1, sparse_mla(b, a, limits));
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "sparse_mla_decode"},
+                  {"batch", sh.batch}, {"heads", sh.heads}, {"s_q", sh.q_per_seq}, {"topk", sh.topk},
+                  {"context", sh.context}, {"kv_row_bytes", sh.kv_row_bytes},
+                  {"launch", {{"library", "indexsim kernels/sparse_attn.cu"}, {"grid", b.t.kernels.front().grid},
+                              {"smem_bytes", b.t.kernels.front().smem_bytes}, {"kernels", b.t.kernels.size()}}}};
   return std::move(b.t);
 }
 

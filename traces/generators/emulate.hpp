@@ -45,4 +45,15 @@ TraceData emulate_copy(uint64_t bytes, const CopyShape& shape = {});
 // sequence of tiles.
 TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const LaunchLimits& limits);
 
+// Sparse MLA decode (FlashMLA's benchmark shape: batch, query heads, s_q queries per sequence, topk
+// selected rows of a `context`-token FP8 or BF16 KV cache, d_qk 576, d_v 512) as the project's
+// split-KV kernel and its combine run it; rows picked uniformly (seeded).
+struct SparseMlaDecodeShape {
+  uint32_t batch = 1, heads = 128, q_per_seq = 1, topk = 2048;
+  uint64_t context = 65536;
+  uint32_t kv_row_bytes = 656;   // FlashMLA FP8 layout; 1152 for BF16 rows
+  uint64_t seed = 1;
+};
+TraceData emulate_sparse_mla_decode(const SparseMlaDecodeShape& shape, const LaunchLimits& limits);
+
 }  // namespace indexsim::trace
