@@ -61,4 +61,24 @@ inline int sparse_attn_rows_per_split(int topk, int splits) {
   return attn_ceil_div(attn_ceil_div(topk, splits), kAttnTileRows) * kAttnTileRows;
 }
 
+// CTA numbering of the emulated split-KV kernel. CUDA numbers CTA (x = head block · splits + split,
+// y = query) as y · gridDim.x + x: the head blocks and splits of one query run side by side and
+// share its rows in L2. The emulation keeps that order (one record per CTA) when the grid has more
+// than one CTA per query and at most kAttnCtaOrderLimit of them; bigger grids (a prefill chunk of
+// thousands of queries, one CTA each) number (head block, split) outermost so that one record
+// serves a whole query tile.
+constexpr uint64_t kAttnCtaOrderLimit = 65536;
+inline bool sparse_attn_cuda_order(uint64_t queries, uint64_t head_blocks, uint64_t splits) {
+  return head_blocks * splits > 1 && queries * head_blocks * splits <= kAttnCtaOrderLimit;
+}
+inline uint64_t sparse_attn_cta(uint64_t q, uint64_t h, uint64_t sp, uint64_t queries, uint64_t head_blocks,
+                                uint64_t splits) {
+  return sparse_attn_cuda_order(queries, head_blocks, splits) ? (q * head_blocks + h) * splits + sp
+                                                              : (h * splits + sp) * queries + q;
+}
+inline uint64_t sparse_attn_head_block(uint64_t cta, uint64_t queries, uint64_t head_blocks, uint64_t splits) {
+  return sparse_attn_cuda_order(queries, head_blocks, splits) ? (cta % (head_blocks * splits)) / splits
+                                                              : cta / (splits * queries);
+}
+
 }  // namespace indexsim::trace::geometry

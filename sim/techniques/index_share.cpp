@@ -94,16 +94,19 @@ class IndexShare : public Technique {
       if (it == topk_of.begin()) continue;
       --it;
       const size_t topk = it->second;
-      // One copy of the gather: the records of the first head block, all of its splits (the
-      // emulated kernel numbers CTAs (head block, split) outermost: CTAs [0, splits · queries)).
-      const uint32_t head_blocks =
-          ctx.shape ? std::max<uint32_t>(1, (ctx.shape->local_heads() + trace::geometry::kAttnHeadsPerCta - 1) /
+      // One copy of the gather: the records of the first head block, all of its splits
+      // (geometry::sparse_attn_head_block knows how the emulated kernel numbers its CTAs).
+      const uint64_t head_blocks =
+          ctx.shape ? std::max<uint64_t>(1, (ctx.shape->local_heads() + trace::geometry::kAttnHeadsPerCta - 1) /
                                                 trace::geometry::kAttnHeadsPerCta)
                     : 1;
-      const uint32_t per_group = k.rec.grid[0] / head_blocks * k.rec.grid[1];
+      const uint64_t queries = k.rec.grid[1], splits = std::max<uint64_t>(1, k.rec.grid[0] / head_blocks);
+      const uint32_t per_group = k.rec.grid[0] * k.rec.grid[1];
       std::vector<trace::AccessRecord> rows;
       for (const auto& a : k.accesses)
-        if (a.kind == trace::AccessRecord::Kind::gather && !a.write && a.cta_first < per_group) rows.push_back(a);
+        if (a.kind == trace::AccessRecord::Kind::gather && !a.write &&
+            trace::geometry::sparse_attn_head_block(a.cta_first, queries, head_blocks, splits) == 0)
+          rows.push_back(a);
       if (rows.empty()) continue;
       trace::KernelRecord r;
       r.name = "L" + std::to_string(L) + ".kv_prefetch";

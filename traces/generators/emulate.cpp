@@ -260,8 +260,8 @@ struct SparseMla {
 // (kernels/sparse_attn.cu, geometry in traces/kernel_geometry.hpp; FlashMLA's sparse decode splits
 // the same way): a CTA owns 64 heads of one query and one split of its selected rows; with more
 // than one split, a combine kernel merges the partial outputs. Grid (head blocks x splits,
-// queries) as CUDA launches it; the records number CTAs (head block, split) outermost, query
-// innermost, so that one record serves a whole query tile. Returns the workspace bytes it needs.
+// queries) as CUDA launches it, CTAs numbered as geometry::sparse_attn_cta says (CUDA's order for
+// decode-sized grids). Returns the workspace bytes it needs.
 uint64_t sparse_mla(Builder& b, const SparseMla& a, const LaunchLimits& lim) {
   namespace geo = geometry;
   const uint64_t H = a.heads, B = a.batch, T = a.q_per_seq, kvb = a.kv_row_bytes, kt = a.index_entries;
@@ -285,27 +285,47 @@ uint64_t sparse_mla(Builder& b, const SparseMla& a, const LaunchLimits& lim) {
   const uint64_t dv = a.d_latent;  // absorbed MLA: the output stays in the latent space until o_absorb
   const uint64_t part_row = H * (dv * 4 + 4);  // FP32 partial output + LSE per split
   double rows_total = 0;
+  const bool cuda_order = geo::sparse_attn_cuda_order(Q, HB, uint64_t(S));
   for (uint64_t h = 0; h < HB; ++h) {
     const uint64_t heads = std::min<uint64_t>(geo::kAttnHeadsPerCta, H - h * geo::kAttnHeadsPerCta);
+    const uint64_t q_off = h * geo::kAttnHeadsPerCta * (q_row / H), q_bytes = heads * (q_row / H);
     for (uint64_t sp = 0; sp < uint64_t(S); ++sp) {
-      const uint64_t c0 = (h * S + sp) * Q;
-      b.strided(id, a.q, false, c0, Q, h * geo::kAttnHeadsPerCta * (q_row / H), int64_t(q_row), heads * (q_row / H), 1, 0);
       const uint64_t idx_per = ceil_div(kt, uint64_t(S)), idx_lo = std::min(kt, sp * idx_per);
-      b.strided(id, a.indices, false, c0, Q, idx_lo * 4, int64_t(kt * 4), std::min(idx_per, kt - idx_lo) * 4, 1, 0);
+      const uint64_t idx_bytes = std::min(idx_per, kt - idx_lo) * 4;
+      const uint64_t w_off = S > 1 ? sp * part_row + h * geo::kAttnHeadsPerCta * (part_row / H)
+                                   : h * geo::kAttnHeadsPerCta * dv * 4;
+      const uint32_t w_tensor = S > 1 ? a.workspace : a.out;
+      const uint64_t w_pitch = S > 1 ? uint64_t(S) * part_row : H * dv * 4;
+      const uint64_t w_bytes = S > 1 ? heads * (part_row / H) : heads * dv * 4;
+      // The rows of split sp of query tile j of sequence s.
+      auto split_rows = [&](uint64_t s, uint64_t j) {
+        const auto& rows = (*a.rows)[s * nq_tiles + j];
+        const uint64_t lo = std::min<uint64_t>(rows.size(), sp * per), hi = std::min<uint64_t>(rows.size(), lo + per);
+        return std::vector<uint32_t>(rows.begin() + long(lo), rows.begin() + long(hi));
+      };
+      if (cuda_order) {  // one record per CTA, numbered as CUDA does
+        for (uint64_t q = 0; q < Q; ++q) {
+          const uint64_t c = geo::sparse_attn_cta(q, h, sp, Q, HB, uint64_t(S)), s = q / T, j = (q % T) / a.q_tile;
+          b.strided(id, a.q, false, c, 1, q * q_row + q_off, 0, q_bytes, 1, 0);
+          b.strided(id, a.indices, false, c, 1, q * kt * 4 + idx_lo * 4, 0, idx_bytes, 1, 0);
+          std::vector<uint32_t> r = split_rows(s, j);
+          if (h == 0) rows_total += double(r.size());
+          b.gather(id, a.kv, c, 1, s * a.context * kvb, static_cast<uint32_t>(kvb), kvb, std::move(r));
+          b.strided(id, w_tensor, true, c, 1, q * w_pitch + w_off, 0, w_bytes, 1, 0);
+        }
+        continue;
+      }
+      const uint64_t c0 = geo::sparse_attn_cta(0, h, sp, Q, HB, uint64_t(S));
+      b.strided(id, a.q, false, c0, Q, q_off, int64_t(q_row), q_bytes, 1, 0);
+      b.strided(id, a.indices, false, c0, Q, idx_lo * 4, int64_t(kt * 4), idx_bytes, 1, 0);
       for (uint64_t s = 0; s < B; ++s)
         for (uint64_t j = 0; j < nq_tiles; ++j) {
-          const auto& rows = (*a.rows)[s * nq_tiles + j];
-          const uint64_t lo = std::min<uint64_t>(rows.size(), sp * per), hi = std::min<uint64_t>(rows.size(), lo + per);
           const uint64_t t0 = j * a.q_tile, qn = std::min(T, t0 + a.q_tile) - t0;
-          if (h == 0) rows_total += double(hi - lo) * qn;
-          b.gather(id, a.kv, c0 + s * T + t0, qn, s * a.context * kvb, static_cast<uint32_t>(kvb), kvb,
-                   std::vector<uint32_t>(rows.begin() + long(lo), rows.begin() + long(hi)));
+          std::vector<uint32_t> r = split_rows(s, j);
+          if (h == 0) rows_total += double(r.size()) * qn;
+          b.gather(id, a.kv, c0 + s * T + t0, qn, s * a.context * kvb, static_cast<uint32_t>(kvb), kvb, std::move(r));
         }
-      if (S > 1)
-        b.strided(id, a.workspace, true, c0, Q, sp * part_row + h * geo::kAttnHeadsPerCta * (part_row / H),
-                  int64_t(uint64_t(S) * part_row), heads * (part_row / H), 1, 0);
-      else
-        b.strided(id, a.out, true, c0, Q, h * geo::kAttnHeadsPerCta * dv * 4, int64_t(H * dv * 4), heads * dv * 4, 1, 0);
+      b.strided(id, w_tensor, true, c0, Q, w_off, int64_t(w_pitch), w_bytes, 1, 0);
     }
   }
   // Absorbed MLA on the Tensor Cores, 64 head rows per CTA also past the local heads: q·k over the
