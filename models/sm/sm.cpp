@@ -86,7 +86,8 @@ void AccessCursor::enter_record() {
   start_ = (*tensor_base_)[r->tensor] + r->base + int64_t(cta_ - r->cta_first) * r->cta_stride_bytes;
   item_ = 0;
   item_off_ = 0;
-  contiguous_ = r->kind == trace::AccessRecord::Kind::strided && r->stride_bytes == int64_t(r->elem_bytes);
+  // One element, or elements that touch, is a contiguous run (the fast mode's coarse requests).
+  contiguous_ = r->kind == trace::AccessRecord::Kind::strided && (r->stride_bytes == int64_t(r->elem_bytes) || r->count == 1);
 }
 
 uint64_t AccessCursor::remaining_estimate() const {

@@ -79,7 +79,7 @@ class AccessCursor {
   uint64_t item_ = 0;        // element or row index inside the record
   uint64_t item_off_ = 0;    // bytes already emitted of the current element / row / run
   uint64_t start_ = 0;       // physical start of this CTA's pattern
-  bool contiguous_ = false;  // strided record whose elements touch (stride == elem_bytes)
+  bool contiguous_ = false;  // strided record whose elements touch (stride == elem_bytes, or a single element)
 };
 
 }  // namespace indexsim::model
