@@ -21,6 +21,7 @@ constexpr KernelShapeKeys kKernelShapes[] = {
     {"copy", "bytes [ctas]"},
     {"read", "bytes [ctas]"},
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
+    {"mla_decode", "batch heads s_q seqlen (BF16 KV, FlashMLA's dense kernel)"},
     {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed]"},
 };
 
@@ -50,6 +51,12 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     c.n = shape.req<uint64_t>("n", Rule::range(1, 1 << 24));
     c.k = shape.req<uint64_t>("k", Rule::range(1, 1 << 24));
     c.dtype = read_dtype(shape, "bf16");
+  } else if (kernel == "mla_decode") {
+    auto& d = c.dense;
+    d.batch = shape.req<uint32_t>("batch", Rule::range(1, 65535));
+    d.heads = shape.req<uint32_t>("heads", Rule::range(1, 1024));
+    d.q_per_seq = shape.req<uint32_t>("s_q", Rule::range(1, 64));
+    d.seqlen = shape.req<uint64_t>("seqlen", Rule::range(1, double(UINT32_MAX)));
   } else if (kernel == "sparse_mla_decode") {
     auto& sp = c.sparse;
     sp.batch = shape.req<uint32_t>("batch", Rule::range(1, 65535));
@@ -71,6 +78,8 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
 double nominal_flops(const KernelCase& c) {
   if (c.kernel == "gemm") return 2.0 * double(c.m) * double(c.n) * double(c.k);
   // FlashMLA's count: 2 · queries · heads · topk · (d_qk + d_v), d_qk = 576, d_v = 512.
+  if (c.kernel == "mla_decode")
+    return 2.0 * c.dense.batch * c.dense.q_per_seq * c.dense.heads * double(c.dense.seqlen) * (576 + 512);
   if (c.kernel == "sparse_mla_decode")
     return 2.0 * c.sparse.batch * c.sparse.q_per_seq * c.sparse.heads * double(c.sparse.topk) * (576 + 512);
   return 0;
@@ -79,6 +88,10 @@ double nominal_flops(const KernelCase& c) {
 double nominal_bytes(const KernelCase& c) {
   if (c.kernel == "copy") return 2.0 * double(c.bytes);
   if (c.kernel == "read") return double(c.bytes);
+  if (c.kernel == "mla_decode") {  // the BF16 KV cache read once, Q (BF16) and O (BF16)
+    const double q = double(c.dense.batch) * c.dense.q_per_seq;
+    return double(c.dense.batch) * double(c.dense.seqlen) * 1152 + q * c.dense.heads * (576 + 512) * 2.0;
+  }
   if (c.kernel == "sparse_mla_decode") {  // KV rows selected by every query, its Q (BF16) and O (BF16)
     const double q = double(c.sparse.batch) * c.sparse.q_per_seq;
     return q * c.sparse.topk * c.sparse.kv_row_bytes + q * c.sparse.heads * (576 + 512) * 2.0;
@@ -101,6 +114,7 @@ trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimi
   }
   if (c.kernel == "gemm") return trace::emulate_gemm(c.m, c.n, c.k, c.dtype, limits);
   if (c.kernel == "sparse_mla_decode") return trace::emulate_sparse_mla_decode(c.sparse, limits);
+  if (c.kernel == "mla_decode") return trace::emulate_mla_decode(c.dense, limits);
   throw std::invalid_argument("unknown kernel '" + c.kernel + "'");
 }
 

@@ -18,12 +18,13 @@ namespace indexsim::sim {
 
 // A kernel and its shape. Which fields a kernel reads is listed in kKernelShapes (kernel_bench.cpp).
 struct KernelCase {
-  std::string kernel;        // copy, read, gemm, sparse_mla_decode
+  std::string kernel;        // copy, read, gemm, mla_decode, sparse_mla_decode
   uint64_t bytes = 0;        // copy, read
   uint64_t ctas = 0;         // copy, read: 0 = one CTA per chunk
   uint64_t m = 0, n = 0, k = 0;
   trace::Precision dtype = trace::Precision::bf16;
   trace::SparseMlaDecodeShape sparse;  // sparse_mla_decode
+  trace::MlaDecodeShape dense;         // mla_decode
 };
 
 // The kernels and the shape keys each takes (for usage messages and errors).

@@ -126,3 +126,35 @@ TEST(KernelGeometry, SparseMlaDecodeBenchmarkShape) {
     if (a.kind == AccessRecord::Kind::gather) gathered += a.bytes_per_cta() * a.cta_count;
   EXPECT_EQ(gathered, uint64_t(2) * 256 * 2048 * 656);
 }
+
+// FlashMLA's get_mla_metadata: total = Σ (ceil(len / 64) + 5) blocks, each part a budget of
+// ceil(total / parts) + 5, filled greedily. Three batches of 640 tokens (10 blocks) on 2 parts:
+// total 45, budget 28: part 0 takes batch 0 (15), then 8 of batch 1's blocks (28 - 15 - 5);
+// part 1 the other 2 blocks of batch 1 and all of batch 2.
+TEST(KernelGeometry, FlashMlaScheduleSplitsBatchesWhereABudgetEnds) {
+  const auto segs = flashmla_schedule({640, 640, 640}, 2);
+  ASSERT_EQ(segs.size(), 4u);
+  EXPECT_EQ(segs[0].part, 0u);
+  EXPECT_EQ(segs[0].block_end, 10u);
+  EXPECT_EQ(segs[1].batch, 1u);
+  EXPECT_EQ(segs[1].block_end, 8u);
+  EXPECT_EQ(segs[2].part, 1u);
+  EXPECT_EQ(segs[2].block_begin, 8u);
+  EXPECT_EQ(segs[2].block_end, 10u);
+  EXPECT_EQ(segs[3].batch, 2u);
+  // Every block of every batch is assigned exactly once.
+  uint64_t blocks = 0;
+  for (const auto& g : segs) blocks += g.block_end - g.block_begin;
+  EXPECT_EQ(blocks, 30u);
+  // The dense decode reads the whole BF16 cache once: batch · seqlen · 1152 B of KV.
+  MlaDecodeShape sh;
+  sh.batch = 3, sh.heads = 16, sh.q_per_seq = 1, sh.seqlen = 640;
+  LaunchLimits two;
+  two.units = 2;
+  const TraceData t = emulate_mla_decode(sh, two);
+  uint64_t kv = 0;
+  for (const auto& a : t.accesses)
+    if (t.tensors[a.tensor].cls == TensorClass::kv_cache) kv += a.bytes_per_cta() * a.cta_count;
+  EXPECT_EQ(kv, 3u * 640 * 1152);
+  EXPECT_EQ(t.kernels.size(), 2u);  // batch 1 is split: a combine follows
+}

@@ -849,6 +849,106 @@ TraceData emulate_sparse_mla_decode(const SparseMlaDecodeShape& sh, const Launch
   return std::move(b.t);
 }
 
+std::vector<MlaDecodeSegment> flashmla_schedule(const std::vector<uint64_t>& seqlens, uint32_t parts) {
+  constexpr uint64_t kBlock = 64, kOverhead = 5;  // FlashMLA: page block 64, fixed_overhead_num_blocks 5
+  uint64_t total = 0;
+  for (uint64_t len : seqlens) total += ceil_div(len, kBlock) + kOverhead;
+  const uint64_t payload = ceil_div(total, std::max<uint32_t>(parts, 1)) + kOverhead;
+  std::vector<MlaDecodeSegment> out;
+  size_t b = 0;
+  uint64_t now = 0;  // first block of batch b not yet assigned
+  for (uint32_t p = 0; p < parts && b < seqlens.size(); ++p) {
+    uint64_t remain = payload;
+    while (b < seqlens.size()) {
+      const uint64_t blocks = ceil_div(seqlens[b], kBlock);
+      if (remain >= blocks - now + kOverhead) {  // the rest of this batch fits: finish it
+        out.push_back({p, uint32_t(b), now, blocks});
+        remain -= blocks - now + kOverhead;
+        ++b;
+        now = 0;
+      } else {  // take what the budget leaves (after the overhead) and go to the next part
+        if (remain > kOverhead) {
+          out.push_back({p, uint32_t(b), now, now + remain - kOverhead});
+          now += remain - kOverhead;
+        }
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limits) {
+  if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.seqlen == 0)
+    throw std::invalid_argument("mla decode: batch, heads, s_q and seqlen must be > 0");
+  constexpr uint64_t kDk = 576, kDv = 512, kRowBytes = kDk * 2, kBlock = 64, kBlockM = 64;
+  // FlashMLA's dense decode (csrc flash_fwd_mla_kernel.h, flash_api.cpp; docs/library-heuristics.md
+  // §2a): 64 query rows (heads x s_q of the one KV head) per CTA, 256 threads, 64-token KV blocks;
+  // num_sm_parts = sm_count / ceil(rows / 64) parts share the batches' blocks greedily.
+  const uint64_t R = uint64_t(sh.heads) * sh.q_per_seq, m_blocks = ceil_div(R, kBlockM);
+  const uint32_t parts = uint32_t(std::max<uint64_t>(1, limits.units / m_blocks));
+  const uint64_t smem = kBlockM * kRowBytes * 3 + kBlockM * kBlock * 2 + 1024;  // Q, two K buffers, P, softmax state
+  if (smem > limits.smem_per_cta_bytes)
+    throw std::invalid_argument("mla_decode: FlashMLA's dense kernel needs " + std::to_string(smem) +
+                                " B of shared memory per CTA, the device allows " + std::to_string(limits.smem_per_cta_bytes));
+  Builder b;
+  const uint32_t kv = b.tensor("kv_cache", TensorClass::kv_cache, -1, uint64_t(sh.batch) * sh.seqlen * kRowBytes);
+  const uint32_t q = b.tensor("q", TensorClass::activations, -1, uint64_t(sh.batch) * R * kRowBytes);
+  const uint32_t out = b.tensor("out", TensorClass::activations, -1, uint64_t(sh.batch) * R * kDv * 2);
+  const std::vector<uint64_t> lens(sh.batch, sh.seqlen);
+  const auto segs = flashmla_schedule(lens, parts);
+  std::vector<uint32_t> splits(sh.batch, 0);
+  for (const auto& g : segs) ++splits[g.batch];
+  uint64_t partial_rows = 0;
+  for (uint32_t n : splits) partial_rows += n > 1 ? n : 0;
+  const uint32_t ws = b.tensor("o_accum", TensorClass::scratch, -1, std::max<uint64_t>(1, partial_rows * R * (kDv + 1) * 4));
+  const KernelShape ks{256, uint32_t(smem), 128};
+  // Grid (m blocks, KV heads = 1, parts): CTA (m, p) is p · m_blocks + m.
+  const uint32_t id = b.kernel("flash_mla_decode", KernelKind::sparse_attn, -1, {m_blocks, 1, parts}, ks);
+  std::vector<uint32_t> seen(sh.batch, 0);
+  std::vector<uint64_t> first_partial(sh.batch, 0);
+  for (uint64_t acc = 0, i = 0; i < sh.batch; ++i) {
+    first_partial[i] = acc;
+    acc += splits[i] > 1 ? splits[i] : 0;
+  }
+  for (const auto& g : segs) {
+    const uint64_t rows_q = R;
+    for (uint64_t m = 0; m < m_blocks; ++m) {
+      const uint64_t cta = uint64_t(g.part) * m_blocks + m, rows = std::min(kBlockM, rows_q - m * kBlockM);
+      b.strided(id, q, false, cta, 1, (uint64_t(g.batch) * R + m * kBlockM) * kRowBytes, 0, rows * kRowBytes, 1, 0);
+      const uint64_t t0 = g.block_begin * kBlock, t1 = std::min<uint64_t>(sh.seqlen, g.block_end * kBlock);
+      b.strided(id, kv, false, cta, 1, (uint64_t(g.batch) * sh.seqlen + t0) * kRowBytes, 0, (t1 - t0) * kRowBytes, 1, 0);
+      if (splits[g.batch] > 1)
+        b.strided(id, ws, true, cta, 1, ((first_partial[g.batch] + seen[g.batch]) * R + m * kBlockM) * (kDv + 1) * 4, 0,
+                  rows * (kDv + 1) * 4, 1, 0);
+      else
+        b.strided(id, out, true, cta, 1, (uint64_t(g.batch) * R + m * kBlockM) * kDv * 2, 0, rows * kDv * 2, 1, 0);
+    }
+    ++seen[g.batch];
+  }
+  const double tokens = double(sh.batch) * double(sh.seqlen);
+  b.k(id).flops[int(Precision::bf16)] = 2.0 * double(m_blocks * kBlockM) * tokens * double(kDk + kDv);
+  b.k(id).flops[int(Precision::simt)] = 4.0 * double(R) * tokens;
+  if (partial_rows > 0) {
+    // Combine: one 128-thread CTA per (query row, batch) with more than one split (FlashMLA's first
+    // combine kernel), reading the splits' FP32 partials and LSEs and writing the BF16 output.
+    const uint32_t c = b.kernel("flash_mla_combine", KernelKind::sparse_attn, -1, {R, sh.batch, 1}, KernelShape{128, 0, 32});
+    for (uint32_t bi = 0; bi < sh.batch; ++bi) {
+      if (splits[bi] <= 1) continue;
+      for (uint32_t s = 0; s < splits[bi]; ++s)
+        b.strided(c, ws, false, uint64_t(bi) * R, R, (first_partial[bi] + s) * R * (kDv + 1) * 4, int64_t((kDv + 1) * 4),
+                  (kDv + 1) * 4, 1, 0);
+      b.strided(c, out, true, uint64_t(bi) * R, R, uint64_t(bi) * R * kDv * 2, int64_t(kDv * 2), kDv * 2, 1, 0);
+    }
+    b.k(c).flops[int(Precision::simt)] = 2.0 * double(partial_rows) * double(R) * kDv;
+  }
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "mla_decode"},
+                  {"batch", sh.batch}, {"heads", sh.heads}, {"s_q", sh.q_per_seq}, {"seqlen", sh.seqlen},
+                  {"launch", {{"library", "flashmla dense decode"}, {"grid", b.t.kernels.front().grid},
+                              {"num_sm_parts", parts}, {"smem_bytes", smem}, {"kernels", b.t.kernels.size()}}}};
+  return std::move(b.t);
+}
+
 TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const LaunchLimits& limits) {
   if (m == 0 || n == 0 || k == 0) throw std::invalid_argument("gemm m, n and k must be > 0");
   GemmProblem prob;

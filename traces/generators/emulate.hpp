@@ -56,4 +56,21 @@ struct SparseMlaDecodeShape {
 };
 TraceData emulate_sparse_mla_decode(const SparseMlaDecodeShape& shape, const LaunchLimits& limits);
 
+// Dense MLA decode with BF16 KV (d_qk 576, d_v 512, one KV head) as FlashMLA's first kernel runs it:
+// its split-KV scheduler (flashmla_schedule) hands each of num_sm_parts CTAs a run of 64-token
+// blocks across the batches; batches split across parts are merged by a combine kernel.
+struct MlaDecodeShape {
+  uint32_t batch = 1, heads = 128, q_per_seq = 1;
+  uint64_t seqlen = 4096;
+};
+TraceData emulate_mla_decode(const MlaDecodeShape& shape, const LaunchLimits& limits);
+
+// FlashMLA's get_mla_metadata: every batch costs its 64-token blocks plus a fixed overhead of 5;
+// parts take ceil(total / parts) + 5 each, greedily, splitting a batch where a part's budget ends.
+struct MlaDecodeSegment {
+  uint32_t part = 0, batch = 0;
+  uint64_t block_begin = 0, block_end = 0;  // [begin, end) 64-token blocks of that batch
+};
+std::vector<MlaDecodeSegment> flashmla_schedule(const std::vector<uint64_t>& seqlens, uint32_t parts);
+
 }  // namespace indexsim::trace
