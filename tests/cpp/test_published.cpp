@@ -10,6 +10,7 @@
 
 #include "models/common/params.hpp"
 #include "sim/validation/published.hpp"
+#include "traces/generators/emulate.hpp"
 #include "traces/generators/launch.hpp"
 
 using namespace indexsim;
@@ -147,4 +148,15 @@ TEST(Launch, AmpereGemmFitsItsSharedMemory) {
   EXPECT_EQ(g.library, "cutlass");
   EXPECT_LE(g.smem_bytes, a100.smem_per_cta_bytes);
   EXPECT_EQ(g.threads, 256u);
+}
+
+// A GEMM benchmark at a precision the GPU lacks is refused by name (it would time another kernel).
+TEST(Launch, AGemmAtAPrecisionTheGpuLacksIsRefused) {
+  trace::LaunchLimits hopper;  // no FP4 before Blackwell
+  try {
+    trace::emulate_gemm(256, 256, 256, trace::Precision::fp4, hopper);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fp4"), std::string::npos) << e.what();
+  }
 }

@@ -951,6 +951,10 @@ TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limit
 
 TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, const LaunchLimits& limits) {
   if (m == 0 || n == 0 || k == 0) throw std::invalid_argument("gemm m, n and k must be > 0");
+  // A benchmark of one precision on a GPU without it would measure another precision's kernel.
+  if (!limits.native[size_t(precision)])
+    throw std::invalid_argument(std::string("gemm dtype ") + to_string(precision) +
+                                ": this GPU has no Tensor Core path at that precision (its tensor_flops_per_clk_per_sm is 0)");
   GemmProblem prob;
   prob.m = m;
   prob.n = n;
