@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "traces/generators/attention_kernels.hpp"
+
+#include "traces/generators/emulate.hpp"
+#include "traces/kernel_geometry.hpp"
+
+namespace indexsim::trace {
+
+namespace detail {
+
+uint64_t sparse_mla(Builder& b, const SparseMla& a, const LaunchLimits& lim) {
+  namespace geo = geometry;
+  const uint64_t H = a.heads, B = a.batch, T = a.q_per_seq, kvb = a.kv_row_bytes, kt = a.index_entries;
+  const uint64_t nq_tiles = ceil_div(T, a.q_tile);
+  const uint64_t Q = B * T;  // queries: sequence-major, then new token
+  const uint64_t HB = ceil_div(H, uint64_t(geo::kAttnHeadsPerCta));
+  // Rows each query attends to (pooled entries expand to tokens): the topk the kernel is sized for.
+  const uint64_t sel = a.rows->empty() ? kt : a.rows->front().size();
+  const int S = geo::sparse_attn_splits(int(std::max<uint64_t>(sel, 1)), int(H), int(Q), int(lim.units));
+  const uint64_t per = uint64_t(geo::sparse_attn_rows_per_split(int(std::max<uint64_t>(sel, 1)), S));
+  const bool fp8 = kvb <= uint64_t(geo::kKvFp8RowBytes);
+  // FP8 rows: two raw staging tiles where they fit (Hopper), else one (A100: 163 KiB a CTA).
+  uint64_t smem = fp8 ? geo::kAttnSmemFp8 : geo::kAttnSmemBf16;
+  if (fp8 && smem > lim.smem_per_cta_bytes) smem -= uint64_t(geo::kAttnTileRows) * geo::kKvFp8RowBytes;
+  if (smem > lim.smem_per_cta_bytes)
+    throw std::invalid_argument(a.name + ": the split-KV kernel needs " + std::to_string(smem) +
+                                " B of shared memory per CTA, the device allows " + std::to_string(lim.smem_per_cta_bytes));
+  const KernelShape ks{uint32_t(geo::kAttnThreads), uint32_t(smem), 128};
+  const uint32_t id = b.kernel(a.name, KernelKind::sparse_attn, a.layer, {HB * uint64_t(S), Q, 1}, ks, a.deps);
+  const uint64_t q_row = H * (a.d_latent + a.d_rope) * 2;  // one query's BF16 heads
+  const uint64_t dv = a.d_latent;  // absorbed MLA: the output stays in the latent space until o_absorb
+  const uint64_t part_row = H * (dv * 4 + 4);  // FP32 partial output + LSE per split
+  double rows_total = 0;
+  const bool cuda_order = geo::sparse_attn_cuda_order(Q, HB, uint64_t(S));
+  for (uint64_t h = 0; h < HB; ++h) {
+    const uint64_t heads = std::min<uint64_t>(geo::kAttnHeadsPerCta, H - h * geo::kAttnHeadsPerCta);
+    const uint64_t q_off = h * geo::kAttnHeadsPerCta * (q_row / H), q_bytes = heads * (q_row / H);
+    for (uint64_t sp = 0; sp < uint64_t(S); ++sp) {
+      const uint64_t idx_per = ceil_div(kt, uint64_t(S)), idx_lo = std::min(kt, sp * idx_per);
+      const uint64_t idx_bytes = std::min(idx_per, kt - idx_lo) * 4;
+      const uint64_t w_off = S > 1 ? sp * part_row + h * geo::kAttnHeadsPerCta * (part_row / H)
+                                   : h * geo::kAttnHeadsPerCta * dv * 4;
+      const uint32_t w_tensor = S > 1 ? a.workspace : a.out;
+      const uint64_t w_pitch = S > 1 ? uint64_t(S) * part_row : H * dv * 4;
+      const uint64_t w_bytes = S > 1 ? heads * (part_row / H) : heads * dv * 4;
+      // The rows of split sp of query tile j of sequence s.
+      auto split_rows = [&](uint64_t s, uint64_t j) {
+        const auto& rows = (*a.rows)[s * nq_tiles + j];
+        const uint64_t lo = std::min<uint64_t>(rows.size(), sp * per), hi = std::min<uint64_t>(rows.size(), lo + per);
+        return std::vector<uint32_t>(rows.begin() + long(lo), rows.begin() + long(hi));
+      };
+      if (cuda_order) {  // one record per CTA, numbered as CUDA does
+        for (uint64_t q = 0; q < Q; ++q) {
+          const uint64_t c = geo::sparse_attn_cta(q, h, sp, Q, HB, uint64_t(S)), s = q / T, j = (q % T) / a.q_tile;
+          b.strided(id, a.q, false, c, 1, q * q_row + q_off, 0, q_bytes, 1, 0);
+          b.strided(id, a.indices, false, c, 1, q * kt * 4 + idx_lo * 4, 0, idx_bytes, 1, 0);
+          std::vector<uint32_t> r = split_rows(s, j);
+          if (h == 0) rows_total += double(r.size());
+          b.gather(id, a.kv, c, 1, s * a.context * kvb, static_cast<uint32_t>(kvb), kvb, std::move(r));
+          b.strided(id, w_tensor, true, c, 1, q * w_pitch + w_off, 0, w_bytes, 1, 0);
+        }
+        continue;
+      }
+      const uint64_t c0 = geo::sparse_attn_cta(0, h, sp, Q, HB, uint64_t(S));
+      b.strided(id, a.q, false, c0, Q, q_off, int64_t(q_row), q_bytes, 1, 0);
+      b.strided(id, a.indices, false, c0, Q, idx_lo * 4, int64_t(kt * 4), idx_bytes, 1, 0);
+      for (uint64_t s = 0; s < B; ++s)
+        for (uint64_t j = 0; j < nq_tiles; ++j) {
+          const uint64_t t0 = j * a.q_tile, qn = std::min(T, t0 + a.q_tile) - t0;
+          std::vector<uint32_t> r = split_rows(s, j);
+          if (h == 0) rows_total += double(r.size()) * qn;
+          b.gather(id, a.kv, c0 + s * T + t0, qn, s * a.context * kvb, static_cast<uint32_t>(kvb), kvb, std::move(r));
+        }
+      b.strided(id, w_tensor, true, c0, Q, w_off, int64_t(w_pitch), w_bytes, 1, 0);
+    }
+  }
+  // Absorbed MLA on the Tensor Cores, 64 head rows per CTA also past the local heads: q·k over the
+  // latent and RoPE parts, then p·v over the latent, per selected row. Softmax (and, for FP8 rows,
+  // the dequantisation of every gathered latent value) on the CUDA cores.
+  const double padded_heads = double(HB * geo::kAttnHeadsPerCta);
+  b.k(id).flops[static_cast<int>(a.compute)] = 2.0 * padded_heads * (2.0 * a.d_latent + a.d_rope) * rows_total;
+  b.k(id).flops[static_cast<int>(Precision::simt)] =
+      4.0 * double(H) * rows_total + (fp8 ? 2.0 * a.d_latent * rows_total * double(HB) : 0.0);
+  if (S == 1) return 0;
+  const KernelShape cs{uint32_t(geo::kAttnCombineThreads), 0, 32};
+  const uint32_t c = b.kernel(a.name + "_combine", KernelKind::sparse_attn, a.layer, {H, Q, 1}, cs);
+  // CTA (head, query) = query·H + head reads that head's S partial rows and LSEs, writes its output.
+  for (uint64_t q = 0; q < Q; ++q) {
+    for (uint64_t sp = 0; sp < uint64_t(S); ++sp)
+      b.strided(c, a.workspace, false, q * H, H, (q * S + sp) * part_row, int64_t(part_row / H), part_row / H, 1, 0);
+    b.strided(c, a.out, true, q * H, H, q * H * dv * 4, int64_t(dv * 4), dv * 4, 1, 0);
+  }
+  b.k(c).flops[int(Precision::simt)] = 2.0 * double(Q) * double(H) * double(S) * dv;
+  return Q * uint64_t(S) * part_row;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+TraceData emulate_sparse_mla_decode(const SparseMlaDecodeShape& sh, const LaunchLimits& limits) {
+  if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.topk == 0 || sh.context < sh.topk)
+    throw std::invalid_argument("sparse mla decode: batch, heads, s_q and topk must be > 0 and context >= topk");
+  Builder b;
+  const uint64_t Q = uint64_t(sh.batch) * sh.q_per_seq;
+  SparseMla a;
+  a.name = "sparse_mla_decode";
+  a.heads = sh.heads;
+  a.batch = sh.batch;
+  a.q_per_seq = sh.q_per_seq;
+  a.q_tile = sh.q_per_seq;  // decode: a sequence's queries share one selection
+  a.context = sh.context;
+  a.kv_row_bytes = sh.kv_row_bytes;
+  a.index_entries = sh.topk;
+  a.kv = b.tensor("kv_cache", TensorClass::kv_cache, -1, uint64_t(sh.batch) * sh.context * sh.kv_row_bytes);
+  a.indices = b.tensor("topk_indices", TensorClass::topk_indices, -1, Q * sh.topk * 4);
+  a.q = b.tensor("q", TensorClass::activations, -1, Q * sh.heads * (a.d_latent + a.d_rope) * 2);
+  a.out = b.tensor("out", TensorClass::activations, -1, Q * sh.heads * a.d_latent * 4);
+  a.workspace = b.tensor("workspace", TensorClass::scratch, -1, 1);
+  // Selected rows: uniform over the context (seeded), one selection per sequence.
+  std::vector<std::vector<uint32_t>> rows(sh.batch);
+  TopkPicker picker;
+  const TopkSelection uniform{0, 0, 1.0};
+  for (uint32_t s = 0; s < sh.batch; ++s) {
+    Rng rng(sub_seed(sh.seed, 0x5350u, s));
+    rows[s] = picker.pick(sh.context, sh.topk, uniform, rng);
+  }
+  a.rows = &rows;
+  b.t.tensors[a.workspace].bytes = std::max<uint64_t>(1, sparse_mla(b, a, limits));
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "sparse_mla_decode"},
+                  {"batch", sh.batch}, {"heads", sh.heads}, {"s_q", sh.q_per_seq}, {"topk", sh.topk},
+                  {"context", sh.context}, {"kv_row_bytes", sh.kv_row_bytes},
+                  {"launch", {{"library", "indexsim kernels/sparse_attn.cu"}, {"grid", b.t.kernels.front().grid},
+                              {"smem_bytes", b.t.kernels.front().smem_bytes}, {"kernels", b.t.kernels.size()}}}};
+  return std::move(b.t);
+}
+
+std::vector<MlaDecodeSegment> flashmla_schedule(const std::vector<uint64_t>& seqlens, uint32_t parts) {
+  constexpr uint64_t kBlock = 64, kOverhead = 5;  // FlashMLA: page block 64, fixed_overhead_num_blocks 5
+  uint64_t total = 0;
+  for (uint64_t len : seqlens) total += ceil_div(len, kBlock) + kOverhead;
+  const uint64_t payload = ceil_div(total, std::max<uint32_t>(parts, 1)) + kOverhead;
+  std::vector<MlaDecodeSegment> out;
+  size_t b = 0;
+  uint64_t now = 0;  // first block of batch b not yet assigned
+  for (uint32_t p = 0; p < parts && b < seqlens.size(); ++p) {
+    uint64_t remain = payload;
+    while (b < seqlens.size()) {
+      const uint64_t blocks = ceil_div(seqlens[b], kBlock);
+      if (remain >= blocks - now + kOverhead) {  // the rest of this batch fits: finish it
+        out.push_back({p, uint32_t(b), now, blocks});
+        remain -= blocks - now + kOverhead;
+        ++b;
+        now = 0;
+      } else {  // take what the budget leaves (after the overhead) and go to the next part
+        if (remain > kOverhead) {
+          out.push_back({p, uint32_t(b), now, now + remain - kOverhead});
+          now += remain - kOverhead;
+        }
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limits) {
+  if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.seqlen == 0)
+    throw std::invalid_argument("mla decode: batch, heads, s_q and seqlen must be > 0");
+  constexpr uint64_t kDk = 576, kDv = 512, kRowBytes = kDk * 2, kBlock = 64, kBlockM = 64;
+  // FlashMLA's dense decode (csrc flash_fwd_mla_kernel.h, flash_api.cpp; docs/library-heuristics.md
+  // §2a): 64 query rows (heads x s_q of the one KV head) per CTA, 256 threads, 64-token KV blocks;
+  // num_sm_parts = sm_count / ceil(rows / 64) parts share the batches' blocks greedily.
+  const uint64_t R = uint64_t(sh.heads) * sh.q_per_seq, m_blocks = ceil_div(R, kBlockM);
+  const uint32_t parts = uint32_t(std::max<uint64_t>(1, limits.units / m_blocks));
+  const uint64_t smem = kBlockM * kRowBytes * 3 + kBlockM * kBlock * 2 + 1024;  // Q, two K buffers, P, softmax state
+  if (smem > limits.smem_per_cta_bytes)
+    throw std::invalid_argument("mla_decode: FlashMLA's dense kernel needs " + std::to_string(smem) +
+                                " B of shared memory per CTA, the device allows " + std::to_string(limits.smem_per_cta_bytes));
+  Builder b;
+  const uint32_t kv = b.tensor("kv_cache", TensorClass::kv_cache, -1, uint64_t(sh.batch) * sh.seqlen * kRowBytes);
+  const uint32_t q = b.tensor("q", TensorClass::activations, -1, uint64_t(sh.batch) * R * kRowBytes);
+  const uint32_t out = b.tensor("out", TensorClass::activations, -1, uint64_t(sh.batch) * R * kDv * 2);
+  const std::vector<uint64_t> lens(sh.batch, sh.seqlen);
+  const auto segs = flashmla_schedule(lens, parts);
+  std::vector<uint32_t> splits(sh.batch, 0);
+  for (const auto& g : segs) ++splits[g.batch];
+  uint64_t partial_rows = 0;
+  for (uint32_t n : splits) partial_rows += n > 1 ? n : 0;
+  const uint32_t ws = b.tensor("o_accum", TensorClass::scratch, -1, std::max<uint64_t>(1, partial_rows * R * (kDv + 1) * 4));
+  const KernelShape ks{256, uint32_t(smem), 128};
+  // Grid (m blocks, KV heads = 1, parts): CTA (m, p) is p · m_blocks + m.
+  const uint32_t id = b.kernel("flash_mla_decode", KernelKind::sparse_attn, -1, {m_blocks, 1, parts}, ks);
+  std::vector<uint32_t> seen(sh.batch, 0);
+  std::vector<uint64_t> first_partial(sh.batch, 0);
+  for (uint64_t acc = 0, i = 0; i < sh.batch; ++i) {
+    first_partial[i] = acc;
+    acc += splits[i] > 1 ? splits[i] : 0;
+  }
+  for (const auto& g : segs) {
+    const uint64_t rows_q = R;
+    for (uint64_t m = 0; m < m_blocks; ++m) {
+      const uint64_t cta = uint64_t(g.part) * m_blocks + m, rows = std::min(kBlockM, rows_q - m * kBlockM);
+      b.strided(id, q, false, cta, 1, (uint64_t(g.batch) * R + m * kBlockM) * kRowBytes, 0, rows * kRowBytes, 1, 0);
+      const uint64_t t0 = g.block_begin * kBlock, t1 = std::min<uint64_t>(sh.seqlen, g.block_end * kBlock);
+      b.strided(id, kv, false, cta, 1, (uint64_t(g.batch) * sh.seqlen + t0) * kRowBytes, 0, (t1 - t0) * kRowBytes, 1, 0);
+      if (splits[g.batch] > 1)
+        b.strided(id, ws, true, cta, 1, ((first_partial[g.batch] + seen[g.batch]) * R + m * kBlockM) * (kDv + 1) * 4, 0,
+                  rows * (kDv + 1) * 4, 1, 0);
+      else
+        b.strided(id, out, true, cta, 1, (uint64_t(g.batch) * R + m * kBlockM) * kDv * 2, 0, rows * kDv * 2, 1, 0);
+    }
+    ++seen[g.batch];
+  }
+  const double tokens = double(sh.batch) * double(sh.seqlen);
+  b.k(id).flops[int(Precision::bf16)] = 2.0 * double(m_blocks * kBlockM) * tokens * double(kDk + kDv);
+  b.k(id).flops[int(Precision::simt)] = 4.0 * double(R) * tokens;
+  if (partial_rows > 0) {
+    // Combine: one 128-thread CTA per (query row, batch) with more than one split (FlashMLA's first
+    // combine kernel), reading the splits' FP32 partials and LSEs and writing the BF16 output.
+    const uint32_t c = b.kernel("flash_mla_combine", KernelKind::sparse_attn, -1, {R, sh.batch, 1}, KernelShape{128, 0, 32});
+    for (uint32_t bi = 0; bi < sh.batch; ++bi) {
+      if (splits[bi] <= 1) continue;
+      for (uint32_t s = 0; s < splits[bi]; ++s)
+        b.strided(c, ws, false, uint64_t(bi) * R, R, (first_partial[bi] + s) * R * (kDv + 1) * 4, int64_t((kDv + 1) * 4),
+                  (kDv + 1) * 4, 1, 0);
+      b.strided(c, out, true, uint64_t(bi) * R, R, uint64_t(bi) * R * kDv * 2, int64_t(kDv * 2), kDv * 2, 1, 0);
+    }
+    b.k(c).flops[int(Precision::simt)] = 2.0 * double(partial_rows) * double(R) * kDv;
+  }
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "mla_decode"},
+                  {"batch", sh.batch}, {"heads", sh.heads}, {"s_q", sh.q_per_seq}, {"seqlen", sh.seqlen},
+                  {"launch", {{"library", "flashmla dense decode"}, {"grid", b.t.kernels.front().grid},
+                              {"num_sm_parts", parts}, {"smem_bytes", smem}, {"kernels", b.t.kernels.size()}}}};
+  return std::move(b.t);
+}
+
+}  // namespace indexsim::trace
