@@ -10,6 +10,7 @@
 
 #include "models/dram/dram_params.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/core/config_load.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
@@ -31,7 +32,9 @@ using namespace indexsim::trace;
 
 const char* kUsage =
     "usage: indexsim trace gen --workload NAME|FILE [--phase decode|prefill] [--context N] [--batch N]\n"
-    "                          [--queries N] [--chunk N] [--seed N] [--set workload.K=V|step.K=V]... -o FILE\n"
+    "                          [--queries N] [--chunk N] [--seed N] [--hardware NAME|FILE (default h200)]\n"
+    "                          [--set workload.K=V|step.K=V|hardware.K=V]... -o FILE\n"
+    "         (the hardware decides the kernels' launch shapes: SMs, shared memory, precisions)\n"
     "       indexsim trace info FILE [--json]\n"
     "       indexsim trace check FILE\n"
     "       indexsim trace dump FILE [--limit N]\n"
@@ -97,9 +100,10 @@ int gen(ArgParser& a) {
   p.queries = static_cast<uint32_t>(a.u64("--queries", p.queries));
   p.chunk_tokens = static_cast<uint32_t>(a.u64("--chunk", p.chunk_tokens));
   p.seed = a.u64("--seed", p.seed);
+  const std::string hardware = a.value("--hardware", "h200");
   const auto overrides = a.values("--set");
   a.finish();
-  sim::require_prefix(overrides, {"workload", "step"}, "trace gen");
+  sim::require_prefix(overrides, {"workload", "step", "hardware"}, "trace gen");
   sim::apply_step_sets(p, overrides);
   validate(p);
   const auto t0 = std::chrono::steady_clock::now();
@@ -107,7 +111,21 @@ int gen(ArgParser& a) {
   ModelShape shape = load_model_shape(doc->root());
   doc->check_unused();
   shape.resolved = doc->resolved();
-  const TraceData t = emulate_step(shape, p);
+  // The launch shapes follow the device, as the libraries' do: read its limits from the preset.
+  LaunchLimits limits;
+  sim::RunSpec hs;
+  hs.hardware = hardware;
+  for (const auto& o : overrides)
+    if (o.rfind("hardware.", 0) == 0) hs.sets.push_back(o);
+  hs.build_trace = [&limits](const LaunchLimits& l) {
+    limits = l;
+    return TraceData{};
+  };
+  const auto hw_config = sim::resolve(hs);
+  TraceData t = emulate_step(shape, p, limits);
+  t.metadata["launch_hardware"] = hw_config["hardware"].value("name", hardware);
+  t.metadata["launch_limits"] = {{"units", limits.units}, {"smem_per_cta_bytes", limits.smem_per_cta_bytes},
+                                 {"warpgroup_mma", limits.warpgroup_mma}};
   write_trace(t, out);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "wrote " << out << ": " << t.kernels.size() << " kernels, " << t.accesses.size() << " access records, "
