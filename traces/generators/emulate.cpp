@@ -162,17 +162,38 @@ class StepEmulator {
     b_.strided(app, cache, true, 0, B, first_slot * eb, int64_t(cap * eb), (cap - first_slot) * eb, 1, 0);
     if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.head_dim * 4.0;
 
-    // Scoring: per sequence and query tile, CTAs over tiles of the entries the tile's last query sees.
+    const uint64_t row4 = cap * 4;  // one query's logits row
+    if (p_.phase == Phase::decode && q_tiles() == 1 && lim_.warpgroup_mma) {
+      paged_mqa_logits(L, cache, row4);
+    } else {
+      tiled_scoring(L, cache, row4);
+    }
+    double flops = 0;
+    for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.head_dim * double(m_.indexer_entries(visible(t)));
+    b_.k(uint32_t(b_.t.kernels.size() - 1)).flops[static_cast<int>(ix.score_precision)] = flops * B;
+
+    const uint32_t tk = topk(L, idx, row4, kt);
+    TopkResult r;
+    r.kernel = tk;
+    r.tensor = idx;
+    const uint64_t nq = q_tiles();
+    r.rows.resize(B * nq);
+    for (uint64_t s = 0; s < B; ++s)
+      for (uint64_t j = 0; j < nq; ++j) r.rows[s * nq + j] = pick_rows(L, s, j);
+    topk_[L] = std::move(r);
+  }
+
+  // Indexer scoring in tiles of the workload config: per sequence and query tile, one CTA per tile
+  // of the entries the tile's last query sees (prefill, and GPUs without wgmma).
+  void tiled_scoring(int L, uint32_t cache, uint64_t row4) {
+    const auto& ks = m_.kernels;
+    const uint64_t B = p_.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(p_.context);
     const uint64_t tt = ks.indexer_tile_tokens, nq = q_tiles();
     std::vector<uint64_t> tiles_before(nq + 1, 0);
     for (uint64_t j = 0; j < nq; ++j)
       tiles_before[j + 1] = tiles_before[j] + ceil_div(m_.indexer_entries(visible(tile_end(j) - 1)), tt);
     const uint64_t X = tiles_before[nq];
     const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {X, B, 1}, ks.indexer_score);
-    double flops = 0;
-    for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.head_dim * double(m_.indexer_entries(visible(t)));
-    b_.k(sc).flops[static_cast<int>(ix.score_precision)] = flops * B;
-    const uint64_t row4 = cap * 4;  // one query's logits row
     for (uint64_t s = 0; s < B; ++s)
       for (uint64_t j = 0; j < nq; ++j) {
         const uint64_t e = m_.indexer_entries(visible(tile_end(j) - 1)), full = e / tt, rem = e % tt;
@@ -183,15 +204,36 @@ class StepEmulator {
         b_.strided(sc, logits_, true, c0, full, lbase, int64_t(tt * 4), tt * 4, qn, int64_t(row4));
         b_.strided(sc, logits_, true, c0 + full, rem ? 1 : 0, lbase + full * tt * 4, 0, rem * 4, qn, int64_t(row4));
       }
+  }
 
-    const uint32_t tk = topk(L, idx, row4, kt);
-    TopkResult r;
-    r.kernel = tk;
-    r.tensor = idx;
-    r.rows.resize(B * nq);
-    for (uint64_t s = 0; s < B; ++s)
-      for (uint64_t j = 0; j < nq; ++j) r.rows[s * nq + j] = pick_rows(L, s, j);
-    topk_[L] = std::move(r);
+  // Decode scoring as DeepGEMM's fp8_paged_mqa_logits runs it (sm90 kernel and its schedule
+  // metadata; docs/library-heuristics.md §3): a persistent grid of one CTA per SM; every sequence's
+  // entries are cut into 256-token splits (4 math warpgroups x 64-token pages), and the flattened
+  // (sequence, split) list is shared out evenly, SM i taking splits [i·q + min(i, r), ...) of
+  // q = total / SMs, r = total % SMs. 128 TMA + 512 math threads; shared memory: three query stages
+  // and three 64-token key stages per math warpgroup (the main terms of its smem formula).
+  void paged_mqa_logits(int L, uint32_t cache, uint64_t row4) {
+    constexpr uint64_t kSplit = 256, kPage = 64, kMathWg = 4, kStages = 3;
+    const uint64_t B = p_.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(p_.context);
+    const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads(), e = m_.indexer_entries(visible(T_ - 1));
+    const uint64_t sms = lim_.units, per_seq = ceil_div(e, kSplit), total = B * per_seq;
+    const uint64_t smem = kStages * (T_ * IH * D + T_ * IH * 4) + kMathWg * kStages * kPage * (D + 4);
+    const KernelShape shape{uint32_t(128 + 128 * kMathWg), uint32_t(std::min<uint64_t>(smem, lim_.smem_per_cta_bytes)),
+                            uint32_t((128 * 64 + 128 * kMathWg * 104) / (128 + 128 * kMathWg))};
+    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {sms, 1, 1}, shape);
+    const uint64_t q = total / sms, r = total % sms;
+    for (uint64_t c = 0; c < sms; ++c) {
+      uint64_t first = c * q + std::min(c, r);
+      const uint64_t last = (c + 1) * q + std::min(c + 1, r);
+      while (first < last) {  // one run per sequence the CTA's range crosses
+        const uint64_t s = first / per_seq, lo = first % per_seq, hi = std::min(per_seq, lo + (last - first));
+        const uint64_t t0 = lo * kSplit, t1 = std::min(e, hi * kSplit);
+        b_.strided(sc, act_in_, false, c, 1, s * T_ * IH * D, 0, T_ * IH * D, 1, 0);  // the sequence's FP8 queries
+        b_.strided(sc, cache, false, c, 1, s * cap * eb + t0 * eb, 0, (t1 - t0) * eb, 1, 0);
+        b_.strided(sc, logits_, true, c, 1, s * T_ * row4 + t0 * 4, 0, (t1 - t0) * 4, T_, int64_t(row4));
+        first += hi - lo;
+      }
+    }
   }
 
   // The token rows the last query of tile j of sequence s attends to; the tile's other queries share
