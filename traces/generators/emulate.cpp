@@ -163,7 +163,7 @@ class StepEmulator {
     if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.head_dim * 4.0;
 
     const uint64_t row4 = cap * 4;  // one query's logits row
-    if (p_.phase == Phase::decode && q_tiles() == 1 && lim_.warpgroup_mma) {
+    if (p_.phase == Phase::decode && q_tiles() == 1 && lim_.warpgroup_mma && paged_mqa_smem() <= lim_.smem_per_cta_bytes) {
       paged_mqa_logits(L, cache, row4);
     } else {
       tiled_scoring(L, cache, row4);
@@ -212,13 +212,17 @@ class StepEmulator {
   // (sequence, split) list is shared out evenly, SM i taking splits [i·q + min(i, r), ...) of
   // q = total / SMs, r = total % SMs. 128 TMA + 512 math threads; shared memory: three query stages
   // and three 64-token key stages per math warpgroup (the main terms of its smem formula).
+  static constexpr uint64_t kMqaSplit = 256, kMqaPage = 64, kMqaMathWg = 4, kMqaStages = 3;
+  uint64_t paged_mqa_smem() const {
+    const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads();
+    return kMqaStages * (T_ * IH * D + T_ * IH * 4) + kMqaMathWg * kMqaStages * kMqaPage * (D + 4);
+  }
   void paged_mqa_logits(int L, uint32_t cache, uint64_t row4) {
-    constexpr uint64_t kSplit = 256, kPage = 64, kMathWg = 4, kStages = 3;
+    constexpr uint64_t kSplit = kMqaSplit, kMathWg = kMqaMathWg;
     const uint64_t B = p_.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(p_.context);
     const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads(), e = m_.indexer_entries(visible(T_ - 1));
     const uint64_t sms = lim_.units, per_seq = ceil_div(e, kSplit), total = B * per_seq;
-    const uint64_t smem = kStages * (T_ * IH * D + T_ * IH * 4) + kMathWg * kStages * kPage * (D + 4);
-    const KernelShape shape{uint32_t(128 + 128 * kMathWg), uint32_t(std::min<uint64_t>(smem, lim_.smem_per_cta_bytes)),
+    const KernelShape shape{uint32_t(128 + 128 * kMathWg), uint32_t(paged_mqa_smem()),
                             uint32_t((128 * 64 + 128 * kMathWg * 104) / (128 + 128 * kMathWg))};
     const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {sms, 1, 1}, shape);
     const uint64_t q = total / sms, r = total % sms;
