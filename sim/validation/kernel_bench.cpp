@@ -6,10 +6,12 @@
 
 #include "sim/engine/simulation.hpp"
 #include "traces/generators/emulate.hpp"
+#include "traces/kernel_geometry.hpp"
 
 namespace indexsim::sim {
 
 using config::Rule;
+namespace geo = trace::geometry;
 
 namespace {
 
@@ -66,7 +68,8 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     sp.context = shape.req<uint64_t>("context", Rule::range(1, double(UINT32_MAX)));
     if (sp.context < sp.topk) shape.fail("context", std::to_string(sp.context), "must be at least topk");
     const std::string kv = shape.opt<std::string>("kv", "fp8", Rule::choice({"fp8", "bf16"}));
-    sp.kv_row_bytes = kv == "fp8" ? 656 : 1152;  // FlashMLA's FP8 layout (512 e4m3 + 4 fp32 scales + 64 bf16 RoPE), or 576 BF16
+    // FlashMLA's FP8 layout (512 e4m3 + 4 fp32 scales + 64 bf16 RoPE), or 576 BF16 values.
+    sp.kv_row_bytes = kv == "fp8" ? geo::kKvFp8RowBytes : geo::kKvBf16RowBytes;
     sp.seed = shape.opt<uint64_t>("seed", 1);
   } else {
     throw std::invalid_argument("unknown kernel '" + kernel + "'; the kernels and their shape keys:\n" +
@@ -78,10 +81,11 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
 double nominal_flops(const KernelCase& c) {
   if (c.kernel == "gemm") return 2.0 * double(c.m) * double(c.n) * double(c.k);
   // FlashMLA's count: 2 · queries · heads · topk · (d_qk + d_v), d_qk = 576, d_v = 512.
+  constexpr double dqv = geo::kAttnDk + geo::kAttnDv;
   if (c.kernel == "mla_decode")
-    return 2.0 * c.dense.batch * c.dense.q_per_seq * c.dense.heads * double(c.dense.seqlen) * (576 + 512);
+    return 2.0 * c.dense.batch * c.dense.q_per_seq * c.dense.heads * double(c.dense.seqlen) * dqv;
   if (c.kernel == "sparse_mla_decode")
-    return 2.0 * c.sparse.batch * c.sparse.q_per_seq * c.sparse.heads * double(c.sparse.topk) * (576 + 512);
+    return 2.0 * c.sparse.batch * c.sparse.q_per_seq * c.sparse.heads * double(c.sparse.topk) * dqv;
   return 0;
 }
 
@@ -90,11 +94,12 @@ double nominal_bytes(const KernelCase& c) {
   if (c.kernel == "read") return double(c.bytes);
   if (c.kernel == "mla_decode") {  // the BF16 KV cache read once, Q (BF16) and O (BF16)
     const double q = double(c.dense.batch) * c.dense.q_per_seq;
-    return double(c.dense.batch) * double(c.dense.seqlen) * 1152 + q * c.dense.heads * (576 + 512) * 2.0;
+    return double(c.dense.batch) * double(c.dense.seqlen) * geo::kKvBf16RowBytes +
+           q * c.dense.heads * (geo::kAttnDk + geo::kAttnDv) * 2.0;
   }
   if (c.kernel == "sparse_mla_decode") {  // KV rows selected by every query, its Q (BF16) and O (BF16)
     const double q = double(c.sparse.batch) * c.sparse.q_per_seq;
-    return q * c.sparse.topk * c.sparse.kv_row_bytes + q * c.sparse.heads * (576 + 512) * 2.0;
+    return q * c.sparse.topk * c.sparse.kv_row_bytes + q * c.sparse.heads * (geo::kAttnDk + geo::kAttnDv) * 2.0;
   }
   if (c.kernel == "gemm") {
     const double in_bits = c.dtype == trace::Precision::fp32 || c.dtype == trace::Precision::tf32 ? 32

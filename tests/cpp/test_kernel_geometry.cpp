@@ -39,6 +39,16 @@ std::map<std::string, Launch> layer_kernels(const TraceData& t, int layer) {
   return out;
 }
 
+// One DeepSeek-V3.2 decode step (batch 1, one query) at `context` on an H200-class device.
+TraceData deepseek_decode(const ModelShape& m, uint64_t context) {
+  StepParams p;
+  p.phase = Phase::decode;
+  p.context = context;
+  p.batch = 1;
+  p.queries = 1;
+  return emulate_step(m, p, LaunchLimits{});
+}
+
 }  // namespace
 
 // DeepSeek-V3.2 decode at 1M tokens, batch 1, one query, on an H200-class device (132 SMs):
@@ -46,15 +56,9 @@ std::map<std::string, Launch> layer_kernels(const TraceData& t, int layer) {
 // reading its 4096 scores (16 KiB); one CTA per row for init, pick and sort (1024 threads).
 TEST(KernelGeometry, TopkMatchesThePlanOfKernelsTopk) {
   const ModelShape m = load_model_shape_file(workload_file("deepseek-v3.2"));
-  StepParams p;
-  p.phase = Phase::decode;
-  p.context = 1 << 20;
-  p.batch = 1;
-  p.queries = 1;
-  const LaunchLimits h200;
-  const TraceData t = emulate_step(m, p, h200);
+  const TraceData t = deepseek_decode(m, 1 << 20);
   const auto ks = layer_kernels(t, 0);
-  const uint64_t n = m.indexer_entries(p.context), chunks = uint64_t(geo::topk_chunks(int64_t(n)));
+  const uint64_t n = m.indexer_entries(1 << 20), chunks = uint64_t(geo::topk_chunks(int64_t(n)));
   ASSERT_EQ(chunks, 256u);
   for (const char* scan : {"topk_hist0", "topk_hist1", "topk_hist2", "topk_count_eq", "topk_collect"}) {
     SCOPED_TRACE(scan);
@@ -79,13 +83,8 @@ TEST(KernelGeometry, TopkMatchesThePlanOfKernelsTopk) {
 // CTA per (head, query).
 TEST(KernelGeometry, SparseAttentionMatchesThePlanOfKernelsSparseAttn) {
   const ModelShape m = load_model_shape_file(workload_file("deepseek-v3.2"));
-  StepParams p;
-  p.phase = Phase::decode;
-  p.context = 1 << 16;
-  p.batch = 1;
-  p.queries = 1;
+  const TraceData t = deepseek_decode(m, 1 << 16);
   const LaunchLimits h200;
-  const TraceData t = emulate_step(m, p, h200);
   const auto ks = layer_kernels(t, 0);
   const int heads = int(m.local_heads()), topk = int(m.indexer.topk);
   ASSERT_EQ(m.mla.kv_bytes_per_token, uint32_t(geo::kKvFp8RowBytes));

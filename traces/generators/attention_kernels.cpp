@@ -167,7 +167,8 @@ std::vector<MlaDecodeSegment> flashmla_schedule(const std::vector<uint64_t>& seq
 TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limits) {
   if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.seqlen == 0)
     throw std::invalid_argument("mla decode: batch, heads, s_q and seqlen must be > 0");
-  constexpr uint64_t kDk = 576, kDv = 512, kRowBytes = kDk * 2, kBlock = 64, kBlockM = 64;
+  constexpr uint64_t kDk = geometry::kAttnDk, kDv = geometry::kAttnDv, kRowBytes = geometry::kKvBf16RowBytes;
+  constexpr uint64_t kBlock = 64, kBlockM = 64;  // FlashMLA: 64-token KV blocks, 64 query rows a CTA
   // FlashMLA's dense decode (csrc flash_fwd_mla_kernel.h, flash_api.cpp; docs/library-heuristics.md
   // §2a): 64 query rows (heads x s_q of the one KV head) per CTA, 256 threads, 64-token KV blocks;
   // num_sm_parts = sm_count / ceil(rows / 64) parts share the batches' blocks greedily.

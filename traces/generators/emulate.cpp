@@ -81,9 +81,6 @@ class StepEmulator {
     GemmProblem prob;
     prob.m = M, prob.n = N, prob.k = K, prob.precision = m_.weight_precision;
     const GemmLaunch g = plan_gemm(prob, lim_);
-    const uint64_t mt = ceil_div(M, g.block_m), nt = ceil_div(N, g.block_n);
-    const uint32_t id = b_.kernel(lname(layer, what), kind, layer, {nt, mt, 1}, gemm_kernel_shape(g), std::move(deps));
-    gemm_flops(b_.k(id), g, K, m_.weight_precision);
     GemmOperands o;
     o.a_tensor = act_in_;
     o.b_tensor = w_tensor;
@@ -92,7 +89,7 @@ class StepEmulator {
     o.a_bits = wbits();  // activations are quantised to the weights' precision before the GEMM
     o.b_bits = wbits();
     o.c_bits = 16;
-    gemm_accesses(b_, id, 0, M, N, K, gemm_tiling(g), o);
+    const uint32_t id = emit_gemm(b_, lname(layer, what), kind, layer, M, N, K, m_.weight_precision, g, o, std::move(deps));
     act_bytes_ = std::max({act_bytes_, bytes_of(M * K, 16), bytes_of(M * N, 16)});
     return id;
   }

@@ -73,6 +73,15 @@ KernelShape gemm_kernel_shape(const GemmLaunch& g) {
 
 GemmTiling gemm_tiling(const GemmLaunch& g) { return GemmTiling{g.block_m, g.block_n, g.multicast, g.multicast_on_a}; }
 
+uint32_t emit_gemm(Builder& b, const std::string& name, KernelKind kind, int layer, uint64_t m, uint64_t n, uint64_t k,
+                   Precision precision, const GemmLaunch& g, const GemmOperands& o, std::vector<uint32_t> deps) {
+  const uint32_t id = b.kernel(name, kind, layer, {ceil_div(n, g.block_n), ceil_div(m, g.block_m), 1},
+                               gemm_kernel_shape(g), std::move(deps));
+  gemm_flops(b.k(id), g, k, precision);
+  gemm_accesses(b, id, 0, m, n, k, gemm_tiling(g), o);
+  return id;
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -126,10 +135,7 @@ TraceData emulate_gemm(uint64_t m, uint64_t n, uint64_t k, Precision precision, 
   o.c_tensor = b.tensor("gemm.C", TensorClass::activations, -1, bytes_of(m * n, c_bits));
   o.a_bits = o.b_bits = bits;
   o.c_bits = c_bits;
-  const uint32_t id = b.kernel("gemm", KernelKind::gemm, -1, {ceil_div(n, g.block_n), ceil_div(m, g.block_m), 1},
-                               gemm_kernel_shape(g));
-  gemm_flops(b.k(id), g, k, precision);
-  gemm_accesses(b, id, 0, m, n, k, gemm_tiling(g), o);
+  emit_gemm(b, "gemm", KernelKind::gemm, -1, m, n, k, precision, g, o);
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "gemm"},
                   {"m", m}, {"n", n}, {"k", k}, {"precision", to_string(precision)},
                   {"launch", {{"library", g.library}, {"block_m", g.block_m}, {"block_n", g.block_n},

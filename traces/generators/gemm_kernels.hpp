@@ -32,5 +32,9 @@ void gemm_accesses(Builder& b, uint32_t kernel, uint64_t cta0, uint64_t m, uint6
 void gemm_flops(KernelRecord& k, const GemmLaunch& g, uint64_t kdim, Precision p);
 KernelShape gemm_kernel_shape(const GemmLaunch& g);
 GemmTiling gemm_tiling(const GemmLaunch& g);
+// One dense GEMM kernel of M×N×K at `precision` as `g` launches it: grid (N tiles, M tiles), its
+// arithmetic and its accesses over operands `o`. Returns the kernel id.
+uint32_t emit_gemm(Builder& b, const std::string& name, KernelKind kind, int layer, uint64_t m, uint64_t n, uint64_t k,
+                   Precision precision, const GemmLaunch& g, const GemmOperands& o, std::vector<uint32_t> deps = {});
 
 }  // namespace indexsim::trace::detail
