@@ -117,6 +117,7 @@ void encode_one(const KernelRecord& k, PayloadWriter& w) {
   w.u64(k.measured_ns);
   w.u32(static_cast<uint32_t>(k.deps.size()));
   for (uint32_t d : k.deps) w.u32(d);
+  w.u64(k.wait_ns);
 }
 
 void encode_one(const CtaRecord& c, PayloadWriter& w) {
@@ -164,7 +165,7 @@ Record decode(BlockType type, PayloadReader& r) {
       t.id = r.u32();
       t.name = r.str();
       const uint8_t cls = r.u8();
-      if (cls > static_cast<uint8_t>(TensorClass::scratch))
+      if (cls >= kTensorClassCount)
         throw std::invalid_argument("unknown tensor class " + std::to_string(cls));
       t.cls = static_cast<TensorClass>(cls);
       t.layer = r.i32();
@@ -195,6 +196,8 @@ Record decode(BlockType type, PayloadReader& r) {
         throw std::out_of_range("dependency count " + std::to_string(nd) + " runs past the payload end");
       k.deps.resize(nd);
       for (auto& d : k.deps) d = r.u32();
+      // Format version 2 appends wait_ns; a version-1 kernel block ends after its deps.
+      if (r.remaining() >= 8) k.wait_ns = r.u64();
       return k;
     }
     case BlockType::cta: {

@@ -27,6 +27,12 @@ namespace indexsim::trace {
   X(kv_prefetch)    /* IndexShare: KV rows into the L2 ahead of the attention */       \
   X(pool_gate)      /* IndexPool: gates and pooled vectors of the appended tokens */    \
   X(prune_proj)     /* DimPrune: query projection onto the kept dimensions */           \
+  X(all_reduce)     /* NCCL all-reduce (tensor-parallel partial sums) */                \
+  X(all_gather)     /* NCCL all-gather */                                               \
+  X(reduce_scatter) /* NCCL reduce-scatter */                                           \
+  X(all_to_all)     /* NCCL all-to-all */                                               \
+  X(ep_dispatch)    /* DeepEP dispatch: tokens to the ranks of their experts */          \
+  X(ep_combine)     /* DeepEP combine: expert outputs back to their tokens' ranks */     \
   X(test)           /* unit tests' kernels */
 
 enum class KernelKind : uint8_t {
@@ -44,6 +50,12 @@ inline const char* to_string(KernelKind k) {
 #undef INDEXSIM_KIND_NAME
   }
   return "?";
+}
+
+// Collectives and expert-parallel dispatch/combine: kernels that wait on other GPUs.
+inline bool is_communication(KernelKind k) {
+  return k == KernelKind::all_reduce || k == KernelKind::all_gather || k == KernelKind::reduce_scatter ||
+         k == KernelKind::all_to_all || k == KernelKind::ep_dispatch || k == KernelKind::ep_combine;
 }
 
 // The kind named `name`; std::invalid_argument naming it and the choices when it is none.

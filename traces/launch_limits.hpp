@@ -13,6 +13,34 @@
 
 namespace indexsim::trace {
 
+// Collective algorithms and protocols, in NCCL's terms (src/graph/tuning.cc).
+enum class CollAlgo : uint8_t { ring = 0, tree = 1, nvls = 2 };
+enum class CollProto : uint8_t { ll = 0, ll128 = 1, simple = 2 };
+constexpr int kCollAlgos = 3, kCollProtos = 3;
+
+// What a collective library reads from the topology (NCCL's topology detection: links, their
+// bandwidth, an NVSwitch with or without NVLS) and the latency model it tunes with, from the
+// hardware file's fabric and collectives sections. domain_gpus == 0: the hardware has no fabric.
+struct FabricLimits {
+  uint32_t domain_gpus = 0;            // GPUs one NVSwitch domain connects
+  uint32_t links = 0;                  // NVLink links per GPU
+  double link_effective_GBps = 0;      // one link, one direction, payload
+  double switch_latency_ns = 0;        // one way through the switch
+  bool nvls = false;
+  double nvls_wire_factor = 1;         // bytes on the wire per payload byte of a multimem operation
+  // The library's latency model: per operation (base) and per step over NVLink, microseconds.
+  double base_latency_us[kCollAlgos][kCollProtos] = {};
+  double step_latency_us[kCollAlgos][kCollProtos] = {};
+  double wire_factor[kCollProtos] = {2.0, 1.0, 1.0};  // bytes on the wire per payload byte
+  uint32_t threads[kCollProtos] = {512, 512, 512};    // threads per channel (CTA)
+  uint32_t thread_threshold_bytes[kCollProtos] = {8, 8, 64};  // bytes per thread before one more channel
+  uint32_t max_channels = 0;                          // CTAs of one collective at most
+  uint64_t fifo_bytes[kCollProtos] = {};              // receive buffer per channel
+  int pinned_algo = -1, pinned_proto = -1;            // -1: chosen by message size
+  uint32_t ep_sms = 0;                                // SMs an expert-parallel dispatch/combine occupies
+  double total_GBps() const { return links * link_effective_GBps; }
+};
+
 struct LaunchLimits {
   uint32_t units = 132;                      // SMs
   uint64_t smem_per_cta_bytes = 227 * 1024;  // largest dynamic shared memory of one CTA (opt-in)
@@ -23,6 +51,7 @@ struct LaunchLimits {
   std::array<bool, kPrecisionCount> native{true, true, true, true, true, false, true};
   // Hopper's asynchronous warpgroup MMA (wgmma) and TMA: the DeepGEMM/FlashMLA kernel designs.
   bool warpgroup_mma = true;
+  FabricLimits fabric;  // the GPU's place in its NVLink domain; collectives are shaped from it
 };
 
 }  // namespace indexsim::trace

@@ -15,7 +15,8 @@
 
 namespace indexsim::trace {
 
-constexpr uint32_t kFormatVersion = 1;
+// 2: kernel blocks end with wait_ns (a version-1 block ends after its deps and reads as 0).
+constexpr uint32_t kFormatVersion = 2;
 
 enum class TensorClass : uint8_t {
   weights = 0,
@@ -25,7 +26,9 @@ enum class TensorClass : uint8_t {
   linear_state = 4,   // the recurrent state of a linear-attention layer
   topk_indices = 5,
   scratch = 6,
+  peer = 7,           // another GPU's memory, reached over the fabric (a collective's remote buffers)
 };
+constexpr int kTensorClassCount = 8;
 const char* to_string(TensorClass c);
 bool tensor_class_from_string(const std::string& s, TensorClass& out);
 
@@ -56,6 +59,9 @@ struct KernelRecord {
   bool double_buffered = true;   // the kernel overlaps its loads with compute (cp.async / TMA)
   uint64_t measured_ns = 0;      // captured traces only: median duration over repetitions
   std::vector<uint32_t> deps;    // kernel ids this launch waits for (same stream order included)
+  // Time each CTA waits, after its own memory traffic, on agents outside this GPU: a collective's
+  // per-step handshakes with its peers (flags over the fabric). 0 for kernels that wait on nothing.
+  uint64_t wait_ns = 0;
   uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
   uint32_t threads_per_cta() const { return block[0] * block[1] * block[2]; }
   double total_flops() const {

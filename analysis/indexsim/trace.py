@@ -16,9 +16,9 @@ import struct
 import zlib
 from typing import Any, Dict, Iterator, Tuple
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAGIC = b"IDXTRACE"
-TENSOR_CLASSES = ["weights", "kv_cache", "indexer_cache", "activations", "linear_state", "topk_indices", "scratch"]
+TENSOR_CLASSES = ["weights", "kv_cache", "indexer_cache", "activations", "linear_state", "topk_indices", "scratch", "peer"]
 PRECISIONS = ["fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "simt"]
 BLOCK_TYPES = {1: "tensor", 2: "kernel", 3: "cta", 4: "access"}
 _BLOCK_HEADER = struct.Struct("<BII")
@@ -86,6 +86,8 @@ def _decode(kind: str, p: _Payload) -> Dict[str, Any]:
         if nd * 4 > len(p.data) - p.pos:
             raise ValueError(f"dependency count {nd} runs past the payload end")
         rec["deps"] = list(p.take(f"<{nd}I")) if nd > 1 else ([p.take("<I")] if nd == 1 else [])
+        # Format version 2 appends wait_ns; a version-1 kernel block ends after its deps.
+        rec["wait_ns"] = p.take("<Q") if len(p.data) - p.pos >= 8 else 0
     elif kind == "cta":
         k, c, sm, s, e = p.take("<IIIQQ")
         rec = {"kernel": k, "cta": c, "sm": sm, "start_ns": s, "end_ns": e}

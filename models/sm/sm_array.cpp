@@ -245,7 +245,9 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
     s.tensor_free = end;
     s.tensor_busy += k.cta_compute;
   }
-  end += ns_to_ps(p_.cta_launch_ns);
+  // A collective's CTA then waits on its peers' handshakes (the kernel's wait_ns); it holds its
+  // slot meanwhile, as a spinning NCCL channel does.
+  end += ns_to_ps(p_.cta_launch_ns) + ns_to_ps(double(k.work.rec->wait_ns));
   ends_.push({end, seq_++, sm, slot});
 }
 

@@ -11,7 +11,8 @@
 // - Compute: a CTA's math takes the Tensor Core time of its share of the kernel's FLOPs. A
 //   double-buffered kernel reserves the SM's tensor pipe from the CTA's start and runs only the last
 //   stage's math after its data lands; other kernels compute after their loads.
-// - A CTA ends `cta_launch_ns` after its math.
+// - A CTA ends `cta_launch_ns` after its math, plus the kernel's `wait_ns` (a collective's waits
+//   on its peers, which the fabric's symmetry leaves to the kernel record).
 #pragma once
 
 #include <queue>

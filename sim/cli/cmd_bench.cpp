@@ -94,6 +94,7 @@ int bench_memory(const Args& args) {
     sm_clock_MHz = root.child("gpu").req<double>("sm_clock_MHz", config::Rule::positive());
     root.note("gpu");  // the SM model's section: this command reads only the SM clock
   }
+  if (root.has("collectives")) root.note("collectives");  // the collective library's tuning: no collective runs here
   // Build every part once, so that every memory key is read and checked: the whole system where
   // the preset has one (an L2), else each region.
   std::unique_ptr<model::MemoryDevice> dev;

@@ -106,7 +106,10 @@ void Engine::prepare() {
     if (r.cta_count() == 0) throw std::runtime_error("kernel " + r.name + " has an empty grid");
     k.wave = uint64_t(proc_.units()) * uint64_t(k.per_unit);
     k.ctas_simulated = r.cta_count();
-    k.coarse = opt_.fast && r.cta_count() >= k.wave;
+    // Coarse requests for kernels of a full wave or more, and for communication kernels: a few long
+    // CTAs (channels) that stream every byte once, whose time does not depend on how their runs are
+    // cut (a GEMM's few CTAs share tiles in the L2, where the line matters).
+    k.coarse = opt_.fast && (r.cta_count() >= k.wave || trace::is_communication(r.kind));
     if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, proc_.sample_waves());
     ctas_total_ += k.ctas_simulated;
   }

@@ -29,6 +29,7 @@ std::string SegmentReuse::signature(const KernelState& k) const {
   put(r.regs_per_thread);
   for (double f : r.flops) put(f);
   put(r.double_buffered);
+  put(r.wait_ns);
   for (const AccessRecord* a : k.accesses) {
     put(a->cta_first);
     put(a->cta_count);

@@ -15,6 +15,7 @@
 #include "sim/placement/placement.hpp"
 #include "sim/techniques/techniques.hpp"
 #include "sim/workload/workload.hpp"
+#include "traces/generators/collective_kernels.hpp"
 #include "traces/trace_data.hpp"
 
 namespace indexsim::sim {
@@ -29,6 +30,7 @@ struct Loaded {
   std::vector<RegionInfo> regions;
   std::unique_ptr<model::MemoryDevice> memory;
   std::unique_ptr<model::Processor> processor;
+  trace::LaunchLimits limits;  // the processor's, with the fabric's
   trace::TraceData built;  // RunSpec::build_trace's trace
   trace::StepParams step;
   PlacementPolicy placement;
@@ -76,6 +78,9 @@ Loaded load(const RunSpec& spec) {
   }
   L.memory = std::move(system);
   L.processor = std::move(processor);
+  // What kernel libraries read from the device and its topology shapes the emulated kernels.
+  L.limits = L.processor->launch_limits();
+  L.limits.fabric = trace::read_fabric_limits(hw);
   L.hw->check_unused();
 
   L.tech = load_document("techniques", spec.techniques, spec.sets);
@@ -93,7 +98,7 @@ Loaded load(const RunSpec& spec) {
   apply_step_sets(L.step, spec.sets);
   nlohmann::json step = L.step.to_json();
   if (spec.build_trace) {
-    L.built = spec.build_trace(L.processor->launch_limits());
+    L.built = spec.build_trace(L.limits);
     step = {{"trace", L.built.metadata}};
   } else if (spec.trace_data) {
     step = {{"trace", spec.trace_data->metadata}};
@@ -140,7 +145,7 @@ RunResult simulate(const RunSpec& spec) {
 
   trace::TraceData td;
   if (L.have_shape) {
-    td = trace::emulate_step(L.shape, L.step, L.processor->launch_limits());
+    td = trace::emulate_step(L.shape, L.step, L.limits);
     R.workload = L.shape.name;
     R.seed = L.step.seed;
   } else if (spec.build_trace || spec.trace_data) {
@@ -186,6 +191,13 @@ RunResult simulate(const RunSpec& spec) {
   R.metric("requests", double(out.requests), "count");
   R.metric("sm_utilisation", out.sm_busy_fraction, "fraction");
   R.metric("tensor_utilisation", out.tensor_busy_fraction, "fraction");
+  // Communication: the collectives' and dispatch/combine kernels' time, summed (on the step's
+  // stream they do not overlap one another), and its share of the step.
+  double comm_ns = 0;
+  for (const auto& k : R.kernels)
+    if (trace::is_communication(trace::kernel_kind(k.kind))) comm_ns += k.duration_ns();
+  R.metric("communication_time", comm_ns / 1e3, "us");
+  R.metric("communication_share", R.step_ns > 0 ? comm_ns / R.step_ns : 0, "fraction");
   for (TensorClass c : {TensorClass::weights, TensorClass::kv_cache, TensorClass::indexer_cache,
                         TensorClass::linear_state, TensorClass::activations})
     R.metric(std::string("footprint_") + trace::to_string(c), double(w.bytes_of(c)), "bytes");

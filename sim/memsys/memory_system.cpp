@@ -188,7 +188,7 @@ std::vector<RegionSpec> read_regions(const Node& root) {
     s.section = r.req<std::string>("section");
     s.cached = r.req<bool>("cached");
     s.backing = r.opt<std::string>("backing", "");
-    s.tier = r.req<std::string>("tier", Rule::choice({"primary", "overflow", "pinned"}));
+    s.tier = r.req<std::string>("tier", Rule::choice({"primary", "overflow", "pinned", "fabric"}));
     for (const auto& o : out)
       if (o.name == s.name) r.fail("name", s.name, "region names must be unique");
     if (s.name == "l2" || s.name == "system") r.fail("name", s.name, "'l2' and 'system' are reserved target names");

@@ -18,7 +18,11 @@ ExportStats expand_accesses(const trace::TraceData& t, const ExportOptions& o,
     return (o.kernel.empty() || k.name == o.kernel || trace::to_string(k.kind) == o.kernel) && (!o.have_layer || k.layer == o.layer);
   };
   std::map<uint32_t, std::vector<const trace::AccessRecord*>> by_kernel;
-  for (const auto& a : t.accesses) by_kernel[a.kernel].push_back(&a);
+  for (const auto& a : t.accesses) {
+    // Stores into the peers' memory leave over the fabric: they are not this memory's requests.
+    if (a.tensor < t.tensors.size() && t.tensors[a.tensor].cls == trace::TensorClass::peer) continue;
+    by_kernel[a.kernel].push_back(&a);
+  }
 
   // Only the tensors the selected kernels touch are placed (renumbered densely for the policy),
   // so that one layer's kernels fit a single stack even when the whole model would not.

@@ -58,6 +58,7 @@ int priority(TensorClass c) {
     case TensorClass::indexer_cache: return 4;   // scanned whole every step
     case TensorClass::linear_state: return 5;
     case TensorClass::kv_cache: return 6;        // only the top-k rows are gathered
+    case TensorClass::peer: return 7;            // not this GPU's memory: the fabric tier
   }
   return 7;
 }
@@ -67,7 +68,8 @@ Tier parse_tier(const std::string& text) {
   if (text == "primary") return Tier::primary;
   if (text == "overflow") return Tier::overflow;
   if (text == "pinned") return Tier::pinned;
-  throw std::invalid_argument("tier '" + text + "': must be primary, overflow or pinned");
+  if (text == "fabric") return Tier::fabric;
+  throw std::invalid_argument("tier '" + text + "': must be primary, overflow, pinned or fabric");
 }
 
 uint64_t Placement::bytes_in(const std::string& region, const std::vector<trace::TensorRecord>& tensors,
@@ -91,9 +93,10 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
       if (regions[i].name == name) return int(i);
     return -1;
   };
-  std::vector<int> primary, overflow;
+  std::vector<int> primary, overflow, fabric;
   for (size_t i = 0; i < regions.size(); ++i) {
     if (regions[i].tier == Tier::primary) primary.push_back(int(i));
+    if (regions[i].tier == Tier::fabric) fabric.push_back(int(i));
     if (regions[i].tier == Tier::overflow && policy.cxl_enabled) overflow.push_back(int(i));
   }
   if (primary.empty()) throw std::runtime_error("placement: no region of the hardware has tier: primary (noc.regions)");
@@ -143,6 +146,15 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
         if (fits(t, r)) return r;
       return -1;
     };
+    if (t.cls == TensorClass::peer) {  // peers' buffers live behind the fabric, nowhere else
+      if (fabric.empty())
+        throw std::runtime_error("placement: tensor " + t.name +
+                                 " is in another GPU's memory but no region of the hardware has tier: fabric (noc.regions)");
+      const int r = first_fit(fabric);
+      if (r < 0) throw std::runtime_error("placement: peer buffer " + t.name + " (" + std::to_string(t.bytes) + " B) exceeds the fabric window");
+      put(t, r);
+      continue;
+    }
     if (const int r = first_fit(primary); r >= 0) {
       put(t, r);
     } else if (const int o = first_fit(overflow); o >= 0) {
@@ -157,8 +169,13 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
                                where + (overflow.empty() ? ", overflow disabled (cxl_enabled: false)" : ", and the overflow tier is full"));
     }
   }
-  const double alloc = double(std::accumulate(pl.allocated_bytes.begin(), pl.allocated_bytes.end(), uint64_t(0)));
-  const double used = double(std::accumulate(pl.used_bytes.begin(), pl.used_bytes.end(), uint64_t(0)));
+  // Fragmentation is of this GPU's memories: the fabric window maps the peers'.
+  double alloc = 0, used = 0;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    if (regions[i].tier == Tier::fabric) continue;
+    alloc += double(pl.allocated_bytes[i]);
+    used += double(pl.used_bytes[i]);
+  }
   pl.fragmentation = alloc > 0 ? (alloc - used) / alloc : 0;
   return pl;
 }

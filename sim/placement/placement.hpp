@@ -5,7 +5,8 @@
 // HBM) take tensors up to the strategy's budget (a share of their capacity), `overflow` regions (a
 // CXL pool) take what does not fit when overflow is enabled (`cxl_enabled`, the seeds' CXL_ENABLED),
 // `pinned` regions (an NPU SRAM, a flash tier) take only the tensors a technique pins there. Within
-// a tier, regions fill in the table's order. Tensors are placed in priority order (the bytes read
+// a tier, regions fill in the table's order. `fabric` regions (the NVLink window onto the peers'
+// memory) take the peer tensors of collectives, and only those. Tensors are placed in priority order (the bytes read
 // per byte stored, highest first: activations, weights, indexer caches, linear state, KV caches);
 // pins (e.g. IndexShare's first-layer index cache) are honoured first. Each region is carved into pages; fragmentation is the
 // share of allocated bytes that no tensor uses (page rounding), the seeds' "memory fragmentation".
@@ -21,8 +22,8 @@
 
 namespace indexsim::sim {
 
-enum class Tier { primary, overflow, pinned };
-// "primary", "overflow" or "pinned"; std::invalid_argument naming the text otherwise.
+enum class Tier { primary, overflow, pinned, fabric };
+// "primary", "overflow", "pinned" or "fabric"; std::invalid_argument naming the text otherwise.
 Tier parse_tier(const std::string& text);
 
 struct RegionInfo {

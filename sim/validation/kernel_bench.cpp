@@ -25,7 +25,15 @@ constexpr KernelShapeKeys kKernelShapes[] = {
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
     {"mla_decode", "batch heads s_q seqlen (BF16 KV, FlashMLA's dense kernel)"},
     {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed]"},
+    {"all_reduce", "bytes gpus (NCCL; nccl-tests' size)"},
+    {"all_gather", "bytes gpus"},
+    {"reduce_scatter", "bytes gpus"},
+    {"all_to_all", "bytes gpus"},
+    {"ep_dispatch", "tokens hidden topk experts gpus [skew] (DeepEP intranode normal, FP8)"},
+    {"ep_combine", "tokens hidden topk experts gpus [skew] (DeepEP intranode normal, BF16)"},
 };
+
+trace::KernelKind collective_kind(const std::string& k) { return trace::kernel_kind(k); }
 
 trace::Precision read_dtype(const config::Node& n, const std::string& fallback) {
   const std::string d = n.opt<std::string>("dtype", fallback, Rule::choice({"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"}));
@@ -71,6 +79,21 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     // FlashMLA's FP8 layout (512 e4m3 + 4 fp32 scales + 64 bf16 RoPE), or 576 BF16 values.
     sp.kv_row_bytes = kv == "fp8" ? geo::kKvFp8RowBytes : geo::kKvBf16RowBytes;
     sp.seed = shape.opt<uint64_t>("seed", 1);
+  } else if (is_collective(kernel)) {
+    c.bytes = shape.req<uint64_t>("bytes", Rule::range(1, 1e13));
+    c.gpus = shape.req<uint32_t>("gpus", Rule::range(2, 1024));
+  } else if (kernel == "ep_dispatch" || kernel == "ep_combine") {
+    auto& e = c.ep;
+    e.op = collective_kind(kernel);
+    e.name = kernel;
+    e.tokens = shape.req<uint64_t>("tokens", Rule::range(1, 1 << 24));
+    e.hidden = shape.req<uint64_t>("hidden", Rule::range(1, 1 << 20));
+    e.topk = shape.req<uint32_t>("topk", Rule::range(1, 64));
+    e.experts = shape.req<uint32_t>("experts", Rule::range(1, 1 << 16));
+    e.gpus = c.gpus = shape.req<uint32_t>("gpus", Rule::range(2, 1024));
+    e.load_skew = shape.opt<double>("skew", 1.0, Rule::range(1, 1024));
+    if (e.experts % e.gpus) shape.fail("experts", std::to_string(e.experts), "must divide over gpus (" + std::to_string(e.gpus) + ")");
+    if (e.topk > e.experts) shape.fail("topk", std::to_string(e.topk), "must be at most experts");
   } else {
     throw std::invalid_argument("unknown kernel '" + kernel + "'; the kernels and their shape keys:\n" +
                                 kernel_case_usage());
@@ -89,7 +112,18 @@ double nominal_flops(const KernelCase& c) {
   return 0;
 }
 
+bool is_collective(const std::string& k) {
+  return k == "all_reduce" || k == "all_gather" || k == "reduce_scatter" || k == "all_to_all";
+}
+
+double bus_factor(const KernelCase& c) {
+  const double n = c.gpus;
+  return c.kernel == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
+}
+
 double nominal_bytes(const KernelCase& c) {
+  if (is_collective(c.kernel)) return double(c.bytes) * bus_factor(c);
+  if (c.kernel == "ep_dispatch" || c.kernel == "ep_combine") return double(c.ep.received_bytes());
   if (c.kernel == "copy") return 2.0 * double(c.bytes);
   if (c.kernel == "read") return double(c.bytes);
   if (c.kernel == "mla_decode") {  // the BF16 KV cache read once, Q (BF16) and O (BF16)
@@ -120,6 +154,15 @@ trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimi
   if (c.kernel == "gemm") return trace::emulate_gemm(c.m, c.n, c.k, c.dtype, limits);
   if (c.kernel == "sparse_mla_decode") return trace::emulate_sparse_mla_decode(c.sparse, limits);
   if (c.kernel == "mla_decode") return trace::emulate_mla_decode(c.dense, limits);
+  if (is_collective(c.kernel)) {
+    trace::CollectiveShape s;
+    s.op = collective_kind(c.kernel);
+    s.name = c.kernel;
+    s.bytes = c.bytes;
+    s.gpus = c.gpus;
+    return trace::emulate_collective(s, limits);
+  }
+  if (c.kernel == "ep_dispatch" || c.kernel == "ep_combine") return trace::emulate_expert_parallel(c.ep, limits);
   throw std::invalid_argument("unknown kernel '" + c.kernel + "'");
 }
 

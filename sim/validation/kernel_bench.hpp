@@ -10,6 +10,7 @@
 
 #include "models/common/params.hpp"
 #include "sim/engine/run_result.hpp"
+#include "traces/generators/collective_kernels.hpp"
 #include "traces/generators/emulate.hpp"
 #include "traces/launch_limits.hpp"
 #include "traces/trace_data.hpp"
@@ -18,13 +19,15 @@ namespace indexsim::sim {
 
 // A kernel and its shape. Which fields a kernel reads is listed in kKernelShapes (kernel_bench.cpp).
 struct KernelCase {
-  std::string kernel;        // copy, read, gemm, mla_decode, sparse_mla_decode
-  uint64_t bytes = 0;        // copy, read
+  std::string kernel;        // copy, read, gemm, mla_decode, sparse_mla_decode, a collective, ep_dispatch, ep_combine
+  uint64_t bytes = 0;        // copy, read, collectives (the message size as nccl-tests counts it)
+  uint32_t gpus = 8;         // collectives and expert-parallel kernels
   uint64_t ctas = 0;         // copy, read: 0 = one CTA per chunk
   uint64_t m = 0, n = 0, k = 0;
   trace::Precision dtype = trace::Precision::bf16;
   trace::SparseMlaDecodeShape sparse;  // sparse_mla_decode
   trace::MlaDecodeShape dense;         // mla_decode
+  trace::ExpertParallelShape ep;       // ep_dispatch, ep_combine
 };
 
 // The kernels and the shape keys each takes (for usage messages and errors).
@@ -34,9 +37,14 @@ std::string kernel_case_usage();
 KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape);
 
 // What the library's own benchmark counts: FLOPs of the nominal problem (2mnk for a GEMM), bytes
-// of its operands (read + written).
+// of its operands (read + written). A collective counts nccl-tests' bus bytes (the message times
+// 2(n-1)/n for an all-reduce, (n-1)/n otherwise), so that its GB/s is the bus bandwidth; DeepEP's
+// kernels the token bytes a rank receives, its own included (its tests' "bottleneck bandwidth").
 double nominal_flops(const KernelCase& c);
 double nominal_bytes(const KernelCase& c);
+bool is_collective(const std::string& kernel);  // an NCCL collective (not DeepEP's kernels)
+// nccl-tests' bus bandwidth over algorithm bandwidth: 2(n-1)/n for an all-reduce, (n-1)/n else.
+double bus_factor(const KernelCase& c);
 trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits);
 
 struct KernelRun {

@@ -24,7 +24,7 @@ std::vector<PublishedCase> load_published_cases(const std::string& file) {
     pc.name = c.req<std::string>("name");
     for (const auto& o : out)
       if (o.name == pc.name) c.fail("name", pc.name, "case names must be unique");
-    pc.group = c.req<std::string>("group", Rule::choice({"gemm", "attention", "memory"}));
+    pc.group = c.req<std::string>("group", Rule::choice({"gemm", "attention", "memory", "communication"}));
     pc.hardware = c.req<std::string>("hardware");
     pc.source = c.req<std::string>("source");
     pc.conditions = c.req<std::string>("conditions");

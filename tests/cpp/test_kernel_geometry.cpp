@@ -46,7 +46,7 @@ TraceData deepseek_decode(const ModelShape& m, uint64_t context) {
   p.context = context;
   p.batch = 1;
   p.queries = 1;
-  return emulate_step(m, p, LaunchLimits{});
+  return emulate_step(m, p, indexsim::test::hopper_limits());
 }
 
 }  // namespace

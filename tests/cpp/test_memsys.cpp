@@ -69,6 +69,7 @@ TEST(MemorySystem, EveryPresetBuildsEveryTargetAndReadsEveryMemoryKey) {
     root.note("name");
     root.note("description");
     root.note("gpu");  // the SM model's section
+    root.note("collectives");  // the collective library's tuning, read by traces/
     const auto targets = indexsim::sim::target_names(root);
     for (const auto& t : targets) {
       auto dev = make_target(root, t);

@@ -301,7 +301,7 @@ indexsim::trace::TraceData small_step() {
   p.queries = 1;
   p.seed = 3;
   const auto shape = indexsim::trace::load_model_shape_file(indexsim::test::workload_file("glm-5.3-flash"), {});
-  return indexsim::trace::emulate_step(shape, p);
+  return indexsim::trace::emulate_step(shape, p, indexsim::test::hopper_limits());
 }
 }  // namespace
 

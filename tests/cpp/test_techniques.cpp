@@ -4,6 +4,7 @@
 
 #include "sim/core/paths.hpp"
 #include "sim/techniques/techniques.hpp"
+#include "tests/cpp/test_trace_util.hpp"
 #include "traces/generators/emulate.hpp"
 
 using namespace indexsim;
@@ -31,7 +32,7 @@ uint64_t bytes_of(const trace::TraceData& t, TensorClass c, const std::string& n
 trace::TraceData step(const trace::ModelShape& m, uint64_t context) {
   trace::StepParams p;
   p.context = context;
-  return trace::emulate_step(m, p);
+  return trace::emulate_step(m, p, indexsim::test::hopper_limits());
 }
 
 }  // namespace

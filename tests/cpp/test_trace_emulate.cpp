@@ -29,7 +29,7 @@ struct Step {
 };
 Step make(const std::string& w, StepParams p) {
   Step st{load_model_shape_file(workload_file(w)), p, {}, {}};
-  st.t = emulate_step(st.m, p);
+  st.t = emulate_step(st.m, p, indexsim::test::hopper_limits());
   st.s = summarize(st.t);
   return st;
 }
@@ -246,10 +246,10 @@ TEST(TraceEmulate, SameSeedGivesIdenticalBytesAndAnotherSeedDoesNot) {
   const ModelShape m = load_model_shape_file(workload_file("glm-5.3-flash"));
   StepParams p = decode(50000, 2, 2);
   const std::string a = temp_path("a.itr"), b = temp_path("b.itr"), c = temp_path("c.itr");
-  write_trace(emulate_step(m, p), a);
-  write_trace(emulate_step(m, p), b);
+  write_trace(emulate_step(m, p, indexsim::test::hopper_limits()), a);
+  write_trace(emulate_step(m, p, indexsim::test::hopper_limits()), b);
   p.seed = 8;
-  write_trace(emulate_step(m, p), c);
+  write_trace(emulate_step(m, p, indexsim::test::hopper_limits()), c);
   EXPECT_EQ(file_bytes(a), file_bytes(b));
   EXPECT_NE(file_bytes(a), file_bytes(c));
 }
@@ -349,10 +349,10 @@ TEST(TraceEmulate, BadStepParametersAreRefusedByName) {
   const ModelShape m = load_model_shape_file(workload_file("glm-5"));
   StepParams p = decode(10, 1, 1);
   p.batch = 0;
-  EXPECT_THROW(emulate_step(m, p), std::invalid_argument);
+  EXPECT_THROW(emulate_step(m, p, indexsim::test::hopper_limits()), std::invalid_argument);
   p = decode(2, 1, 4);  // fewer tokens in the context than new ones
   try {
-    emulate_step(m, p);
+    emulate_step(m, p, indexsim::test::hopper_limits());
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("context"), std::string::npos);

@@ -36,6 +36,7 @@ TraceData sample_trace() {
   k.double_buffered = false;
   k.measured_ns = 98765;
   k.deps = {1, 5, 6};
+  k.wait_ns = 4321;
   t.kernels.push_back(k);
   AccessRecord s;
   s.kernel = 7;
@@ -101,6 +102,7 @@ TEST(TraceIo, EveryRecordTypeSurvivesARoundTrip) {
   EXPECT_EQ(kb.flops, ka.flops);
   EXPECT_EQ(kb.double_buffered, ka.double_buffered);
   EXPECT_EQ(kb.measured_ns, ka.measured_ns);
+  EXPECT_EQ(kb.wait_ns, ka.wait_ns);
   EXPECT_EQ(kb.deps, ka.deps);
   EXPECT_EQ(kb.stream, ka.stream);
   ASSERT_EQ(b.accesses.size(), 2u);
@@ -118,6 +120,24 @@ TEST(TraceIo, EveryRecordTypeSurvivesARoundTrip) {
   ASSERT_EQ(b.ctas.size(), 1u);
   EXPECT_EQ(b.ctas[0].sm, 131u);
   EXPECT_EQ(b.ctas[0].end_ns, 2500u);
+}
+
+// Format version 2 appends wait_ns to a kernel block; a version-1 block (without it) reads as 0.
+TEST(TraceIo, AVersionOneKernelBlockReadsWithoutAWait) {
+  KernelRecord k;
+  k.name = "L0.all_reduce";
+  k.kind = KernelKind::all_reduce;
+  k.deps = {3};
+  k.wait_ns = 15000;
+  PayloadWriter w;
+  encode(Record(k), w);
+  const auto& full = w.bytes();
+  PayloadReader r2(full.data(), full.size());
+  EXPECT_EQ(std::get<KernelRecord>(decode(BlockType::kernel, r2)).wait_ns, 15000u);
+  PayloadReader r1(full.data(), full.size() - 8);  // the same block as version 1 wrote it
+  const auto v1 = std::get<KernelRecord>(decode(BlockType::kernel, r1));
+  EXPECT_EQ(v1.wait_ns, 0u);
+  EXPECT_EQ(v1.deps, k.deps);
 }
 
 TEST(TraceIo, AFlippedPayloadByteFailsTheCrcNamingBlockAndOffset) {

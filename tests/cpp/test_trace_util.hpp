@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include "models/common/params.hpp"
+#include "traces/generators/collective_kernels.hpp"
+#include "traces/launch_limits.hpp"
+
 namespace indexsim::test {
 
 inline std::string workload_dir() { return std::string(INDEXSIM_TEST_DATA) + "/../../configs/workloads"; }
@@ -18,6 +22,18 @@ inline std::string workload_file(const std::string& name) { return workload_dir(
 inline const std::vector<std::string>& shipped_workloads() {
   static const std::vector<std::string> w = {"deepseek-v3.2", "glm-5", "glm-5.2", "glm-5.3-flash"};
   return w;
+}
+
+// Hopper launch limits with the H200 preset's NVLink fabric: what the shipped 8-GPU workloads
+// need to emulate a step (their collectives are shaped from it).
+inline trace::LaunchLimits hopper_limits() {
+  static const trace::LaunchLimits lim = [] {
+    trace::LaunchLimits l;
+    auto doc = config::Document::load_file(std::string(INDEXSIM_TEST_DATA) + "/../../configs/hardware/h200.yaml");
+    l.fabric = trace::read_fabric_limits(doc->root());
+    return l;
+  }();
+  return lim;
 }
 
 // A fresh temporary path per test, removed with the test's directory.

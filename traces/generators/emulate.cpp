@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "traces/generators/attention_kernels.hpp"
+#include "traces/generators/collective_kernels.hpp"
 #include "traces/generators/gemm_kernels.hpp"
 #include "traces/kernel_geometry.hpp"
 
@@ -24,6 +26,7 @@ class StepEmulator {
   TraceData run() {
     validate(p_);
     if (p_.context > UINT32_MAX) throw std::invalid_argument("context must fit in 32 bits (row indices)");
+    check_fabric();
     build_global_tensors();
     for (const LayerShape& l : m_.layers) layer(l);
     lm_head();
@@ -51,6 +54,7 @@ class StepEmulator {
     std::vector<std::vector<uint32_t>> rows;  // [s * tiles + j]
   };
   std::map<int, TopkResult> topk_;
+  std::optional<CommBuffers> comm_;
 
   uint64_t tokens() const { return uint64_t(p_.batch) * T_; }
   uint32_t wbits() const { return precision_bits(m_.weight_precision); }
@@ -59,6 +63,20 @@ class StepEmulator {
   uint64_t tile_begin(uint64_t j) const { return j * m_.kernels.indexer_q_tile_tokens; }
   uint64_t tile_end(uint64_t j) const { return std::min<uint64_t>(T_, (j + 1) * m_.kernels.indexer_q_tile_tokens); }
   uint64_t visible(uint64_t t) const { return p_.context - T_ + t + 1; }  // tokens seen by new token t
+
+  // The deployment's groups must fit the fabric: one NVLink domain (traffic between domains, over
+  // NICs, is not modelled).
+  void check_fabric() const {
+    const uint32_t gpus = m_.deployment.gpus;
+    if (gpus < 2) return;
+    if (lim_.fabric.domain_gpus == 0)
+      throw std::invalid_argument("workload deployment.gpus = " + std::to_string(gpus) +
+                                  ": the hardware file has no fabric section to connect them");
+    if (gpus > lim_.fabric.domain_gpus)
+      throw std::invalid_argument("workload deployment.gpus = " + std::to_string(gpus) + ": the hardware's fabric connects " +
+                                  std::to_string(lim_.fabric.domain_gpus) +
+                                  " GPUs (fabric.gpus_per_switch_domain); traffic between domains is not modelled");
+  }
 
   std::string lname(int layer, const std::string& what) const { return "L" + std::to_string(layer) + "." + what; }
 
@@ -132,7 +150,35 @@ class StepEmulator {
     gemm(L, "o_absorb", KernelKind::gemm, M, n_ov, a.kv_lora_rank, w, off);  // W_UV back from the latent
     off += bytes_of(n_ov * a.kv_lora_rank, wbits());
     gemm(L, "o_proj", KernelKind::gemm, M, h, n_ov, w, off);
+    // Each GPU of the attention TP group holds a partial sum of the output projection.
+    all_reduce(L, "attn_all_reduce", m_.deployment.attention_tensor_parallel);
   }
+
+  // An all-reduce of the step's hidden states (BF16) over `group` GPUs, after the kernel before it.
+  void all_reduce(int L, const std::string& what, uint32_t group) {
+    if (group < 2) return;
+    CollectiveShape c;
+    c.op = KernelKind::all_reduce;
+    c.bytes = tokens() * m_.hidden_size * 2;
+    c.gpus = group;
+    c.name = lname(L, what);
+    c.layer = L;
+    comm_after(emit_collective(b_, c, lim_.fabric, comm_buffers()));
+  }
+
+  // One communicator for the step: collectives work in place on the activations and share the
+  // peers' window and the receive buffers.
+  CommBuffers comm_buffers() {
+    if (!comm_) {
+      CommBuffers c;
+      c.in = c.out = act_out_;
+      c.peer = b_.tensor("comm.peer", TensorClass::peer, -1, 1);
+      c.fifo = b_.tensor("comm.fifo", TensorClass::scratch, -1, 1);
+      comm_ = c;
+    }
+    return *comm_;
+  }
+  void comm_after(uint32_t) { act_bytes_ = std::max(act_bytes_, b_.t.tensors[act_out_].bytes); }
 
   void indexer(const LayerShape& l) {
     const int L = l.index;
@@ -378,6 +424,7 @@ class StepEmulator {
     b_.k(id).flops[static_cast<int>(prec)] =
         lin.flops_per_token_per_head_per_dk_dv * double(lin.head_dim) * lin.head_dim * double(H) * double(M);
     gemm(L, "kda_o_proj", KernelKind::gemm, M, h, HD, w, bytes_of((4 * HD + H) * h, wbits()));
+    all_reduce(L, "attn_all_reduce", m_.deployment.attention_tensor_parallel);
   }
 
   void dense_mlp(const LayerShape& l) {
@@ -387,6 +434,7 @@ class StepEmulator {
                                  m_.weight_bytes(m_.layer_params(L).dense_mlp));
     gemm(L, "mlp_up", KernelKind::gemm, tokens(), 2 * I, h, w, 0);
     gemm(L, "mlp_down", KernelKind::gemm, tokens(), h, I, w, bytes_of(2 * I * h, wbits()));
+    all_reduce(L, "mlp_all_reduce", m_.deployment.dense_tensor_parallel);
   }
 
   void moe(const LayerShape& l) {
@@ -396,6 +444,13 @@ class StepEmulator {
     const uint64_t h = m_.hidden_size, M = tokens(), I = mlp.moe_intermediate_size;
     const uint32_t rw = b_.tensor(lname(L, "router_w"), TensorClass::weights, L, m_.weight_bytes(params.router));
     gemm(L, "router", KernelKind::gemm, M, mlp.routed_experts, h, rw, 0);
+    // Data-parallel attention (its TP group smaller than the EP group): each rank holds its own
+    // tokens, which DeepEP sends to the ranks of their experts and brings back. Otherwise every
+    // rank of the EP group holds all the tokens, runs its experts on them, and one all-reduce
+    // sums the experts' (and the TP-split shared experts') outputs.
+    const auto& dep = m_.deployment;
+    const bool dispatch = dep.expert_parallel > dep.attention_tensor_parallel;
+    if (dispatch) expert_parallel(L, KernelKind::ep_dispatch);
     if (mlp.shared_experts > 0) {
       const uint64_t Is = uint64_t(mlp.shared_experts) * I / m_.deployment.dense_tensor_parallel;
       const uint32_t sw = b_.tensor(lname(L, "shared_expert_w"), TensorClass::weights, L,
@@ -419,6 +474,23 @@ class StepEmulator {
     const uint64_t expert_bytes = bytes_of(m_.routed_expert_params(), wbits());
     grouped_gemm(L, "moe_up", rows, 2 * I, h, ew, ids, expert_bytes, 0);
     grouped_gemm(L, "moe_down", rows, h, I, ew, ids, expert_bytes, bytes_of(2 * I * h, wbits()));
+    if (dispatch) expert_parallel(L, KernelKind::ep_combine);
+    else all_reduce(L, "moe_all_reduce", std::max(dep.expert_parallel, dep.dense_tensor_parallel));
+  }
+
+  // DeepEP's dispatch (before the experts) or combine (after) of this rank's tokens.
+  void expert_parallel(int L, KernelKind op) {
+    ExpertParallelShape e;
+    e.op = op;
+    e.tokens = tokens();
+    e.hidden = m_.hidden_size;
+    e.topk = m_.mlp.active_experts;
+    e.experts = m_.mlp.routed_experts;
+    e.gpus = m_.deployment.expert_parallel;
+    e.load_skew = m_.deployment.expert_load_skew;
+    e.name = lname(L, op == KernelKind::ep_dispatch ? "ep_dispatch" : "ep_combine");
+    e.layer = L;
+    comm_after(emit_expert_parallel(b_, e, lim_.fabric, comm_buffers()));
   }
 
   // A grouped GEMM over the touched experts: each expert's `rows` tokens times its weights, as
@@ -458,6 +530,16 @@ class StepEmulator {
     const uint64_t M = p_.phase == Phase::decode ? tokens() : p_.batch;
     gemm(-1, "lm_head", KernelKind::gemm, M, m_.vocab_size / m_.deployment.attention_tensor_parallel, m_.hidden_size, lm_w_, 0);
     b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = "lm_head";
+    // The vocabulary is split over the attention TP group: its logits (FP32) are gathered.
+    const uint32_t tp = m_.deployment.attention_tensor_parallel;
+    if (tp > 1) {
+      CollectiveShape c;
+      c.op = KernelKind::all_gather;
+      c.bytes = M * m_.vocab_size * 4;
+      c.gpus = tp;
+      c.name = "logits_all_gather";
+      comm_after(emit_collective(b_, c, lim_.fabric, comm_buffers()));
+    }
   }
 
   void finish_metadata() {

@@ -107,6 +107,7 @@ ModelShape load_model_shape(const Node& root) {
   m.deployment.attention_tensor_parallel = dep.req<uint32_t>("attention_tensor_parallel", Rule::power_of_two());
   m.deployment.dense_tensor_parallel = dep.req<uint32_t>("dense_tensor_parallel", Rule::power_of_two());
   m.deployment.expert_parallel = dep.req<uint32_t>("expert_parallel", Rule::power_of_two());
+  m.deployment.expert_load_skew = dep.opt<double>("expert_load_skew", 1.0, Rule::range(1, 1024));
   for (const char* k : {"attention_tensor_parallel", "dense_tensor_parallel", "expert_parallel"}) {
     const uint32_t v = dep.req<uint32_t>(k, Rule::power_of_two());
     if (v > m.deployment.gpus) dep.fail(k, std::to_string(v), "must be <= gpus (" + std::to_string(m.deployment.gpus) + ")");

@@ -76,6 +76,7 @@ struct DeploymentShape {
   uint32_t attention_tensor_parallel = 1;  // MLA heads, linear heads, output projection
   uint32_t dense_tensor_parallel = 1;      // dense MLP and shared experts
   uint32_t expert_parallel = 1;            // routed experts
+  double expert_load_skew = 1.0;           // the busiest rank receives this multiple of the mean tokens
 };
 
 struct KernelShape {  // launch geometry of one emulated kernel class

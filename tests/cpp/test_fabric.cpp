@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// The NVLink fabric and the collectives on it.
+//  - The port alone: stores leave one after another at links x effective GB/s and complete when
+//    their last byte is on the wire; a load completes a switch round trip later.
+//  - The plans (NCCL's model): a ring all-reduce of S bytes over n GPUs sends 2(n-1)/n S and waits
+//    base + 2(n-1) step latencies; NVLS sends S (times its wire factor), about half; an all-to-all
+//    sends (n-1)/n S.
+//  - Simulated: a large ring all-reduce takes 2(n-1)/n S / B plus its latency terms; an all-to-all
+//    is bounded by the per-GPU link bandwidth.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/common/params.hpp"
+#include "models/fabric/nvlink.hpp"
+#include "sim/validation/kernel_bench.hpp"
+#include "tests/cpp/test_trace_util.hpp"
+#include "traces/generators/collective_kernels.hpp"
+#include "traces/generators/emulate.hpp"
+#include "traces/generators/model_shape.hpp"
+
+using namespace indexsim;
+using indexsim::model::kNever;
+using indexsim::model::Tick;
+
+namespace {
+
+model::NvlinkParams port_params() {
+  model::NvlinkParams p;
+  p.links = 18;
+  p.link_GBps_per_direction = 25;
+  p.link_effective_GBps = 20;
+  p.switch_latency_ns = 500;
+  p.queue_entries = 4;
+  p.gpus_per_switch_domain = 8;
+  return p;
+}
+
+trace::FabricLimits h200_fabric() { return test::hopper_limits().fabric; }
+
+sim::KernelRun run_collective(const std::string& op, uint64_t bytes, const std::vector<std::string>& sets = {}) {
+  auto doc = config::Document::load_string("bytes: " + std::to_string(bytes) + "\ngpus: 8\n", "test");
+  const sim::KernelCase kc = sim::read_kernel_case(op, doc->root());
+  return sim::run_kernel_case(kc, "h200", sets, true);
+}
+
+}  // namespace
+
+TEST(NvlinkPort, StoresLeaveAtTheLinksBandwidthAndLoadsAddTheRoundTrip) {
+  const auto p = port_params();
+  model::NvlinkPort port(p);
+  const double ps_per_byte = 1000.0 / (p.links * p.link_effective_GBps);  // 360 GB/s
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(port.try_enqueue({i, i * 2048, 2048, true, 0}, 0));
+  ASSERT_TRUE(port.try_enqueue({3, 0, 2048, false, 0}, 0));
+  EXPECT_FALSE(port.try_enqueue({4, 0, 2048, true, 0}, 0)) << "a full queue refuses";
+  std::vector<model::MemCompletion> done;
+  port.advance(kNever - 1, done);
+  ASSERT_EQ(done.size(), 4u);
+  const Tick one = Tick(std::ceil(2048 * ps_per_byte));
+  for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ(done[i].done, (i + 1) * one) << "store " << i;
+  EXPECT_EQ(done[3].done, 4 * one + 2 * model::ns_to_ps(p.switch_latency_ns)) << "the load";
+  EXPECT_DOUBLE_EQ(port.peak_bandwidth_GBps(), 18 * 25.0);
+}
+
+TEST(NvlinkPort, EffectiveBandwidthAboveTheSignallingRateIsRefusedByName) {
+  auto doc = config::Document::load_string(
+      "links: 18\nlink_GBps_per_direction: 25\nlink_effective_GBps: 30\nswitch_latency_ns: 500\n"
+      "queue_entries: 8\ngpus_per_switch_domain: 8\nnvls: true\nnvls_wire_factor: 1.2\n",
+      "fabric.yaml");
+  try {
+    model::NvlinkParams::from(doc->root());
+    FAIL();
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("link_effective_GBps"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CollectivePlan, RingAllReduceSendsTwoNMinusOneOverNAndWaitsItsSteps) {
+  auto f = h200_fabric();
+  f.pinned_algo = int(trace::CollAlgo::ring);
+  f.pinned_proto = int(trace::CollProto::simple);
+  const uint64_t S = 64ull << 20;
+  const uint32_t n = 8;
+  const auto p = trace::plan_collective(trace::KernelKind::all_reduce, S, n, f);
+  EXPECT_EQ(p.steps, 2 * (n - 1));
+  EXPECT_EQ(p.wire_bytes, uint64_t(std::ceil(double(S) * 2 * (n - 1) / n)));
+  const double lat = f.base_latency_us[0][2] + 2 * (n - 1) * f.step_latency_us[0][2];  // ring, simple
+  EXPECT_DOUBLE_EQ(p.latency_us, lat);
+  EXPECT_NEAR(p.predicted_us, lat + double(p.wire_bytes) / (f.total_GBps() * 1e3), 1e-9);
+  EXPECT_EQ(p.channels, f.max_channels);
+}
+
+TEST(CollectivePlan, NvlsSendsTheMessageOnceAboutHalfOfARing) {
+  auto f = h200_fabric();
+  ASSERT_TRUE(f.nvls);
+  f.nvls_wire_factor = 1.0;  // the bytes themselves, without the multimem overhead
+  const uint64_t S = 256ull << 20;
+  const uint32_t n = 8;
+  f.pinned_algo = int(trace::CollAlgo::nvls);
+  const auto nvls = trace::plan_collective(trace::KernelKind::all_reduce, S, n, f);
+  f.pinned_algo = int(trace::CollAlgo::ring);
+  f.pinned_proto = int(trace::CollProto::simple);
+  const auto ring = trace::plan_collective(trace::KernelKind::all_reduce, S, n, f);
+  EXPECT_EQ(nvls.wire_bytes, S);
+  EXPECT_NEAR(double(nvls.wire_bytes) / double(ring.wire_bytes), double(n) / (2 * (n - 1)), 1e-6);
+  EXPECT_DOUBLE_EQ(nvls.latency_us, f.step_latency_us[int(trace::CollAlgo::nvls)][int(trace::CollProto::simple)]);
+}
+
+TEST(CollectivePlan, NcclChoosesLowLatencyForSmallAndBandwidthForLargeMessages) {
+  const auto f = h200_fabric();
+  const auto small = trace::plan_collective(trace::KernelKind::all_reduce, 4096, 8, f);
+  EXPECT_EQ(small.proto, trace::CollProto::ll);
+  EXPECT_EQ(small.channels, 1u);
+  const auto large = trace::plan_collective(trace::KernelKind::all_reduce, 1ull << 30, 8, f);
+  EXPECT_EQ(large.proto, trace::CollProto::simple);
+  EXPECT_EQ(large.algo, trace::CollAlgo::nvls);  // the least predicted time on an NVLS switch
+  // All-to-all: (n-1)/n of the message leaves, point to point in Simple.
+  const auto a2a = trace::plan_collective(trace::KernelKind::all_to_all, 8 << 20, 8, f);
+  EXPECT_EQ(a2a.wire_bytes, uint64_t(std::ceil((8 << 20) * 7.0 / 8)));
+  EXPECT_EQ(a2a.proto, trace::CollProto::simple);
+}
+
+TEST(CollectivePlan, GroupsTheFabricCannotServeAreRefusedByName) {
+  auto f = h200_fabric();
+  const auto what = [&](uint32_t gpus) {
+    try {
+      trace::plan_collective(trace::KernelKind::all_reduce, 4096, gpus, f);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(what(16).find("gpus_per_switch_domain"), std::string::npos) << what(16);
+  EXPECT_NE(what(1).find("1 GPU"), std::string::npos) << what(1);
+  f.domain_gpus = 0;
+  EXPECT_NE(what(8).find("no fabric"), std::string::npos) << what(8);
+  f = h200_fabric();
+  f.pinned_algo = int(trace::CollAlgo::tree);
+  EXPECT_THROW(trace::plan_collective(trace::KernelKind::all_gather, 4096, 8, f), std::invalid_argument);
+}
+
+TEST(CollectiveSim, LargeRingAllReduceTakesItsBusBytesOverTheLinksPlusItsLatency) {
+  // 2(n-1)/n S / B + base + 2(n-1) step: the links are the bottleneck (HBM moves 10x more).
+  const uint64_t S = 64ull << 20;
+  const auto k = run_collective("all_reduce", S, {"hardware.collectives.algorithm=ring", "hardware.collectives.protocol=simple"});
+  const auto f = h200_fabric();
+  const double formula_us = f.base_latency_us[0][2] + 14 * f.step_latency_us[0][2] + S * 14.0 / 8 / (f.total_GBps() * 1e3);
+  const double sim_us = k.kernel_ns / 1e3;
+  EXPECT_GE(sim_us, formula_us * 0.999);
+  EXPECT_LT(sim_us, formula_us * 1.10) << "simulated " << sim_us << " us, formula " << formula_us << " us";
+}
+
+TEST(CollectiveSim, AllToAllIsBoundedByTheLinkBandwidth) {
+  const uint64_t S = 64ull << 20;
+  const auto k = run_collective("all_to_all", S);
+  const auto f = h200_fabric();
+  const double wire_us = S * 7.0 / 8 / (f.total_GBps() * 1e3);
+  EXPECT_GE(k.kernel_ns / 1e3, wire_us);
+  // Not far above it: the channels' SM windows, shared with their local reads and writes (two
+  // bytes of HBM traffic per byte sent), cost the rest (+22 % at 64 MiB when written).
+  EXPECT_LT(k.kernel_ns / 1e3, 1.30 * (wire_us + f.base_latency_us[0][2] + f.step_latency_us[0][2]));
+}
+
+TEST(CollectiveSim, DeepEpDispatchCountsTheTokensARankReceives) {
+  // Uniform top-8 of 256 experts over 8 ranks: a token reaches 8 (1 - C(224,8)/C(256,8)) ranks.
+  trace::ExpertParallelShape e;
+  e.tokens = 4096, e.hidden = 7168, e.topk = 8, e.experts = 256, e.gpus = 8;
+  double miss = 1;
+  for (int i = 0; i < 8; ++i) miss *= (224.0 - i) / (256.0 - i);
+  EXPECT_NEAR(e.expected_ranks(), 8 * (1 - miss), 1e-12);
+  EXPECT_EQ(e.token_bytes(), 7168u + 7168 / 128 * 4);  // FP8 and a scale per 128
+  e.load_skew = 2;
+  EXPECT_NEAR(double(e.received_bytes()), 2 * 4096 * e.expected_ranks() * e.token_bytes(), 1.0);
+}
+
+TEST(StepCommunication, EveryLayerAllReducesAndTheLogitsAreGathered) {
+  const auto m = trace::load_model_shape_file(test::workload_file("glm-5"));
+  trace::StepParams p;
+  p.phase = trace::Phase::decode;
+  p.context = 4096;
+  const auto t = trace::emulate_step(m, p, test::hopper_limits());
+  size_t ar = 0, ag = 0, ep = 0;
+  for (const auto& k : t.kernels) {
+    ar += k.kind == trace::KernelKind::all_reduce;
+    ag += k.kind == trace::KernelKind::all_gather;
+    ep += k.kind == trace::KernelKind::ep_dispatch || k.kind == trace::KernelKind::ep_combine;
+    if (trace::is_communication(k.kind)) EXPECT_GT(k.wait_ns, 0u) << k.name;
+  }
+  // Attention TP 8 and EP 8 on the same GPUs: an all-reduce after attention and after the MLP.
+  EXPECT_EQ(ar, 2 * m.layers.size());
+  EXPECT_EQ(ag, 1u);
+  EXPECT_EQ(ep, 0u);
+}
+
+TEST(StepCommunication, DataParallelAttentionDispatchesAndCombinesEveryMoeLayer) {
+  auto doc = config::Document::load_file(test::workload_file("deepseek-v3.2"));
+  doc->set("deployment.attention_tensor_parallel=1");
+  const auto m = trace::load_model_shape(doc->root());
+  trace::StepParams p;
+  p.phase = trace::Phase::decode;
+  p.context = 4096;
+  const auto t = trace::emulate_step(m, p, test::hopper_limits());
+  size_t moe = 0, d = 0, c = 0;
+  for (const auto& l : m.layers) moe += l.mlp == trace::MlpKind::moe;
+  for (const auto& k : t.kernels) {
+    d += k.kind == trace::KernelKind::ep_dispatch;
+    c += k.kind == trace::KernelKind::ep_combine;
+  }
+  EXPECT_EQ(d, moe);
+  EXPECT_EQ(c, moe);
+}
+
+TEST(StepCommunication, MoreGpusThanTheFabricConnectsIsRefusedNamingTheKey) {
+  auto doc = config::Document::load_file(test::workload_file("glm-5"));
+  doc->set("deployment.gpus=16");
+  const auto m = trace::load_model_shape(doc->root());
+  trace::StepParams p;
+  p.phase = trace::Phase::decode;
+  p.context = 4096;
+  try {
+    trace::emulate_step(m, p, test::hopper_limits());
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("deployment.gpus = 16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpus_per_switch_domain"), std::string::npos) << e.what();
+  }
+}
