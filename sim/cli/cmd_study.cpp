@@ -140,8 +140,9 @@ int study(const Args& args) {
   const size_t total = workloads.size() * contexts.size() * techniques.size();
   size_t done = 0;
   const std::string recall_col = "recall@" + std::to_string(k);
-  std::printf("%-14s %9s %-13s %15s %12s %12s %11s %10s\n", "workload", "context", "techniques", "indexer_cache",
-              "step_us", "roofline_us", "tokens/s", recall_col.c_str());
+  std::printf("%-14s %9s %-13s %15s %12s %9s %12s %11s %8s %10s\n", "workload", "context", "techniques", "indexer_cache",
+              "step_us", "comm_us", "roofline_us", "tokens/s", "speed-up", recall_col.c_str());
+  std::map<std::pair<std::string, double>, double> baseline_ns;  // the speed-up's reference: the baseline's step
   for (const auto& w : workloads)
     for (double ctx : contexts)
       for (const auto& t : techniques) {
@@ -167,10 +168,14 @@ int study(const Args& args) {
         const double recall = accuracy.of(r.config.at("techniques"));
         r.metric("accuracy_recall_at_k", recall, "fraction");
         store.put(r);
-        std::printf("%-14s %9.0f %-13s %11.1f MiB %12.1f %12.1f %11.1f %10s\n", w.c_str(), ctx, t.c_str(),
-                    r.get_metric("footprint_indexer_cache") / (1 << 20), r.step_ns / 1e3, r.roofline_ns / 1e3,
-                    r.get_metric("tokens_per_second"),
-                    recall >= 0 ? std::to_string(recall).substr(0, 6).c_str() : "n/a");
+        if (t == "baseline") baseline_ns[{w, ctx}] = r.step_ns;
+        const auto base = baseline_ns.find({w, ctx});
+        const std::string speedup =
+            base != baseline_ns.end() && r.step_ns > 0 ? std::to_string(base->second / r.step_ns).substr(0, 5) : "n/a";
+        std::printf("%-14s %9.0f %-13s %11.1f MiB %12.1f %9.1f %12.1f %11.1f %8s %10s\n", w.c_str(), ctx, t.c_str(),
+                    r.get_metric("footprint_indexer_cache") / (1 << 20), r.step_ns / 1e3,
+                    r.get_metric("communication_time"), r.roofline_ns / 1e3, r.get_metric("tokens_per_second"),
+                    speedup.c_str(), recall >= 0 ? std::to_string(recall).substr(0, 6).c_str() : "n/a");
         std::fflush(stdout);
       }
   std::printf("\nresults stored in %s (one row per run in table runs; metrics, kernels, components)\n", db_path.c_str());

@@ -131,7 +131,7 @@ std::string fmt(const char* f, double v) {
 std::string PublishedReport::table() const {
   std::string s;
   char line[512];
-  std::snprintf(line, sizeof line, "%-52s %-9s %-6s %12s %12s %-8s %8s\n", "case", "group", "hw", "simulated",
+  std::snprintf(line, sizeof line, "%-52s %-13s %-6s %12s %12s %-8s %8s\n", "case", "group", "hw", "simulated",
                 "measured", "unit", "error");
   s += line;
   for (const auto& c : cases) {
@@ -139,13 +139,13 @@ std::string PublishedReport::table() const {
       s += "ERROR " + c.failure + "\n";
       continue;
     }
-    std::snprintf(line, sizeof line, "%-52s %-9s %-6s %12.1f %12.1f %-8s %+7.1f%%\n", c.name.c_str(), c.group.c_str(),
+    std::snprintf(line, sizeof line, "%-52s %-13s %-6s %12.1f %12.1f %-8s %+7.1f%%\n", c.name.c_str(), c.group.c_str(),
                   c.hardware.c_str(), c.simulated, c.measured, c.unit.c_str(), 100 * c.error);
     s += line;
   }
   s += "\n";
-  for (const auto& [g, m] : mape_by_group) s += "MAPE " + g + std::string(12 - std::min<size_t>(g.size(), 11), ' ') + fmt("%5.1f %%\n", 100 * m);
-  s += "MAPE all" + std::string(9, ' ') + fmt("%5.1f %%", 100 * mape) + "  (" + std::to_string(cases.size() - failed) +
+  for (const auto& [g, m] : mape_by_group) s += "MAPE " + g + std::string(15 - std::min<size_t>(g.size(), 14), ' ') + fmt("%5.1f %%\n", 100 * m);
+  s += "MAPE all" + std::string(12, ' ') + fmt("%5.1f %%", 100 * mape) + "  (" + std::to_string(cases.size() - failed) +
        " cases" + (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + "; largest |error| " +
        fmt("%.1f %%)\n", 100 * max_abs_error);
   return s;
