@@ -46,7 +46,8 @@ class Result:
 
 def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[str]:
     """`indexsim run` arguments of a RunSpec-like mapping: hardware, workload | trace, techniques,
-    step (a mapping of phase/context/batch/queries/chunk/seed, or those keys at the top level),
+    step (a mapping of phase/context/batch/queries/chunk/seed, or those keys at the top level; phase
+    decode, chunk (one prefill chunk) or prefill (the whole prefill: time to first token)),
     fast, reuse (False: simulate repeated kernels too), sets (a list of "hardware.a.b=v" or a mapping path → value), timeline."""
     c: Dict[str, Any] = dict(config or {})
     c.update(kwargs)

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// `indexsim run`: one step of a workload (emulated, or a trace file) on one hardware config.
+// `indexsim run`: one step of a workload (emulated, or a trace file) on one hardware config, or a
+// whole chunked prefill (--phase prefill: every chunk of the prompt, sampled; time to first token).
 #include <cstdio>
 #include <iostream>
 #include <map>
 
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
+#include "sim/engine/prefill.hpp"
 #include "sim/engine/simulation.hpp"
 
 namespace indexsim::cli {
@@ -13,10 +15,13 @@ namespace indexsim::cli {
 namespace {
 
 const char* kUsage =
-    "usage: indexsim run --hardware NAME|FILE (--workload NAME|FILE [--phase decode|prefill] [--context N]\n"
-    "         [--batch B] [--queries Q] [--chunk N] [--seed S] | --trace FILE) [--techniques NAME|FILE]\n"
-    "         [--set hardware.K=V|workload.K=V|techniques.K=V|step.K=V]... [--fast] [--no-reuse] [--json] [--kernels]\n"
-    "         [--timeline FILE] [--db FILE] [--progress]\n";
+    "usage: indexsim run --hardware NAME|FILE (--workload NAME|FILE [--phase decode|prefill|chunk] [--context N]\n"
+    "         [--batch B] [--queries Q] [--chunk N] [--sampled-chunks K] [--seed S] | --trace FILE)\n"
+    "         [--techniques NAME|FILE] [--set hardware.K=V|workload.K=V|techniques.K=V|step.K=V]... [--fast]\n"
+    "         [--no-reuse] [--json] [--kernels] [--timeline FILE] [--db FILE] [--progress]\n"
+    "  --phase decode: one decode step; chunk: one prefill chunk of --chunk tokens ending at --context;\n"
+    "  prefill: the whole prefill of --context tokens in chunks of --chunk (time to first token), K chunks\n"
+    "  simulated at spread positions and the rest integrated (--sampled-chunks, default 4; 0: every chunk)\n";
 
 }  // namespace
 
@@ -30,7 +35,8 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
     throw std::invalid_argument(std::string("give exactly one of --workload and --trace\n") + kUsage);
   spec.techniques = ap.value("--techniques", "baseline");
   const std::string phase = ap.value("--phase", "decode");
-  if (phase != "decode" && phase != "prefill") throw std::invalid_argument("--phase must be decode or prefill, not '" + phase + "'");
+  if (phase != "decode" && phase != "prefill" && phase != "chunk")
+    throw std::invalid_argument("--phase must be decode, prefill or chunk, not '" + phase + "'");
   spec.step.phase = phase == "decode" ? trace::Phase::decode : trace::Phase::prefill;
   // The step's defaults are StepParams' (traces/generators/step.hpp), here as everywhere.
   spec.step.context = ap.u64("--context", spec.step.context);
@@ -54,7 +60,12 @@ int run_cmd(const Args& args) {
     std::cout << kUsage;
     return 0;
   }
+  // --phase prefill is the whole prefill; parse_run_spec reads the flag as a chunk's phase.
+  bool whole_prefill = false;
+  for (size_t i = 0; i < args.size(); ++i)
+    whole_prefill |= args[i] == "--phase=prefill" || (args[i] == "--phase" && i + 1 < args.size() && args[i + 1] == "prefill");
   sim::RunSpec spec = parse_run_spec(ap);
+  const uint64_t sampled = ap.u64("--sampled-chunks", 4);
   const bool json = ap.flag("--json");
   const bool kernels = ap.flag("--kernels");
   const std::string db = ap.value("--db");
@@ -62,7 +73,28 @@ int run_cmd(const Args& args) {
     spec.progress = [](double f) { std::fprintf(stderr, "\r  replay %5.1f %%", 100.0 * f); };
   }
   ap.finish();
-  sim::RunResult r = sim::simulate(spec);
+  sim::RunResult r;
+  if (whole_prefill) {
+    if (!spec.trace.empty()) throw std::invalid_argument("--phase prefill simulates a workload's whole prefill: give --workload, not --trace");
+    sim::PrefillSpec ps;
+    ps.run = spec;
+    ps.run.progress = nullptr;
+    ps.sampled_chunks = uint32_t(sampled);
+    if (spec.progress) ps.progress = [](size_t i, size_t n, uint64_t c) { std::fprintf(stderr, "\r  chunk %llu (%zu of %zu simulated)", (unsigned long long)c, i + 1, n); };
+    std::vector<sim::PrefillChunk> chunks;
+    r = sim::simulate_prefill(ps, &chunks);
+    if (!json) {
+      std::printf("prefill of %llu tokens in %zu chunks: %zu simulated, the rest on the line through them\n",
+                  (unsigned long long)chunks.back().end, chunks.size(), size_t(r.get_metric("simulated_chunks")));
+      for (const auto& c : chunks)
+        if (c.simulated)
+          std::printf("  chunk %5llu [%llu, %llu)  %12.1f us%s\n", (unsigned long long)c.index, (unsigned long long)c.begin,
+                      (unsigned long long)c.end, c.time_ns / 1e3,
+                      c.loo_error != 0 ? ("  (line without it: " + std::to_string(100 * c.loo_error).substr(0, 5) + " %)").c_str() : "");
+    }
+  } else {
+    r = sim::simulate(spec);
+  }
   if (spec.progress) std::fprintf(stderr, "\r                      \r");
   if (!db.empty()) store_result(db, r);
   if (json) {

@@ -68,6 +68,7 @@ ModelShape load_model_shape(const Node& root) {
   m.hidden_size = model.req<uint32_t>("hidden_size", Rule::positive());
   m.vocab_size = model.req<uint32_t>("vocab_size", Rule::positive());
   m.num_layers = model.req<uint32_t>("num_layers", Rule::range(1, 1024));
+  m.max_position_embeddings = model.opt<uint64_t>("max_position_embeddings", 0, Rule::range(0, 1e12));
   m.weight_precision = read_precision(model, "weight_precision", {"bf16", "fp16", "fp8", "fp4"});
 
   const Node att = root.child("attention");

@@ -99,6 +99,7 @@ struct TopkSelection {  // the locality of emulated top-k picks (seeded)
 struct ModelShape {
   std::string name, description;
   uint32_t hidden_size = 0, vocab_size = 0, num_layers = 0;
+  uint64_t max_position_embeddings = 0;  // the longest context the model is trained for; 0: not given
   Precision weight_precision = Precision::fp8;
   MlaShape mla;
   IndexerShape indexer;

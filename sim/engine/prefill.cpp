@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/prefill.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "models/common/params.hpp"
+#include "sim/core/config_load.hpp"
+#include "traces/generators/model_shape.hpp"
+
+namespace indexsim::sim {
+
+namespace {
+
+// Least-squares line through (x, y); a flat line through the mean for a single distinct x.
+struct Line {
+  double a = 0, b = 0;
+  double at(double x) const { return a + b * x; }
+};
+Line fit(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = double(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
+  }
+  const double den = n * sxx - sx * sx;
+  Line l;
+  if (n == 0) return l;
+  if (std::abs(den) <= 1e-12 * std::max(1.0, n * sxx)) {
+    l.a = sy / n;
+    return l;
+  }
+  l.b = (n * sxy - sx * sy) / den;
+  l.a = (sy - l.b * sx) / n;
+  return l;
+}
+
+void check_positions(const RunSpec& spec) {
+  if (spec.workload.empty()) throw std::invalid_argument("a whole prefill needs a workload (--workload), not a trace");
+  auto doc = load_document("workloads", spec.workload, spec.sets);
+  const trace::ModelShape m = trace::load_model_shape(doc->root());
+  const uint64_t limit = m.max_position_embeddings;
+  if (limit > 0 && spec.step.context > limit)
+    throw std::invalid_argument("context " + std::to_string(spec.step.context) + " is beyond " + m.name +
+                                "'s model.max_position_embeddings " + std::to_string(limit) +
+                                " (override, recorded in the run: --set workload.model.max_position_embeddings=N)");
+}
+
+}  // namespace
+
+std::vector<PrefillChunk> plan_prefill_chunks(uint64_t context, uint64_t chunk, uint32_t sampled) {
+  if (chunk == 0) throw std::invalid_argument("chunk of 0 tokens");
+  if (chunk > context)
+    throw std::invalid_argument("chunk " + std::to_string(chunk) + " is larger than the context " + std::to_string(context));
+  const uint64_t n = (context + chunk - 1) / chunk;
+  std::vector<PrefillChunk> c(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    c[i].index = i;
+    c[i].begin = i * chunk;
+    c[i].end = std::min(context, (i + 1) * chunk);
+  }
+  if (sampled == 0 || sampled >= n) {
+    for (auto& x : c) x.simulated = true;
+    return c;
+  }
+  // Spread: the first, the last and evenly between; a partial last chunk is simulated besides,
+  // since the line describes full chunks.
+  const uint64_t full = c.back().end - c.back().begin == chunk ? n : n - 1;
+  const uint32_t k = std::max<uint32_t>(2, sampled);
+  for (uint32_t j = 0; j < k && full > 0; ++j)
+    c[uint64_t(std::llround(double(j) * double(full - 1) / double(k - 1)))].simulated = true;
+  c.back().simulated = true;
+  return c;
+}
+
+RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* chunks_out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunSpec base = spec.run;
+  apply_step_sets(base.step, base.sets);
+  base.step.phase = trace::Phase::prefill;
+  check_positions(base);
+  const uint64_t T = base.step.chunk_tokens;
+  std::vector<PrefillChunk> chunks = plan_prefill_chunks(base.step.context, T, spec.sampled_chunks);
+
+  // Simulate the sampled chunks, in order (deterministic whatever the machine).
+  std::map<uint64_t, RunResult> runs;
+  size_t done = 0, total = 0;
+  for (const auto& c : chunks) total += c.simulated;
+  for (auto& c : chunks) {
+    if (!c.simulated) continue;
+    if (spec.progress) spec.progress(done, total, c.index);
+    RunSpec s = base;
+    s.step.context = c.end;
+    s.step.chunk_tokens = uint32_t(c.end - c.begin);
+    s.timeline.clear();
+    s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
+                 s.sets.end());  // applied above; a chunk's own context and size win
+    runs[c.index] = simulate(s);
+    c.time_ns = runs[c.index].step_ns;
+    ++done;
+  }
+
+  // The line over the full simulated chunks, per chunk and per kernel kind.
+  std::vector<double> x, y;
+  std::map<std::string, std::vector<double>> kind_y;
+  std::set<std::string> kinds;
+  for (const auto& [i, r] : runs)
+    for (const auto& k : r.kernels) kinds.insert(k.kind);
+  for (const auto& c : chunks) {
+    if (!c.simulated || c.end - c.begin != T) continue;
+    x.push_back(double(c.end));
+    y.push_back(c.time_ns);
+    for (const auto& kind : kinds) {
+      double s = 0;
+      for (const auto& k : runs[c.index].kernels)
+        if (k.kind == kind) s += k.duration_ns();
+      kind_y[kind].push_back(s);
+    }
+  }
+  const Line line = fit(x, y);
+  std::map<std::string, Line> kind_line;
+  for (const auto& [kind, v] : kind_y) kind_line[kind] = fit(x, v);
+
+  // Leave one out: each interior full sampled chunk predicted by the line fitted without it.
+  double max_err = 0;
+  for (size_t i = 1; i + 1 < x.size(); ++i) {
+    std::vector<double> xs, ys;
+    for (size_t j = 0; j < x.size(); ++j)
+      if (j != i) xs.push_back(x[j]), ys.push_back(y[j]);
+    const double err = (fit(xs, ys).at(x[i]) - y[i]) / y[i];
+    max_err = std::max(max_err, std::abs(err));
+    for (auto& c : chunks)
+      if (c.simulated && double(c.end) == x[i] && c.end - c.begin == T) c.loo_error = err;
+  }
+
+  // The last chunk's record: its config, components, and the metrics of the state at the full
+  // context (footprints, placement); its per-step times are replaced by the prefill's.
+  RunResult R = runs.at(chunks.back().index);
+  R.kernels.clear();
+  static const std::set<std::string> kPerStep = {"step_time", "roofline_time", "tokens_per_second", "communication_time",
+                                                 "communication_share", "bytes_read", "bytes_written", "requests"};
+  R.metrics.erase(std::remove_if(R.metrics.begin(), R.metrics.end(), [](const Metric& m) { return kPerStep.count(m.name) > 0; }),
+                  R.metrics.end());
+  double t = 0;
+  std::map<std::string, double> kind_total;
+  for (auto& c : chunks) {
+    if (!c.simulated) c.time_ns = std::max(0.0, line.at(double(c.end)));
+    if (c.simulated) {
+      for (auto k : runs[c.index].kernels) {
+        k.name = "C" + std::to_string(c.index) + "." + k.name;
+        k.start_ns += t;
+        k.end_ns += t;
+        R.kernels.push_back(std::move(k));
+      }
+      for (const auto& kind : kinds) {
+        double s = 0;
+        for (const auto& k : runs[c.index].kernels)
+          if (k.kind == kind) s += k.duration_ns();
+        kind_total[kind] += s;
+      }
+    } else {
+      for (const auto& [kind, l] : kind_line) kind_total[kind] += std::max(0.0, l.at(double(c.end)));
+    }
+    t += c.time_ns;
+  }
+  R.step_ns = t;
+  double roof = 0;
+  for (const auto& [i, r] : runs) roof += r.roofline_ns;  // of the simulated chunks only: a lower bound
+  R.roofline_ns = roof;
+  R.config["prefill"] = {{"context", base.step.context}, {"chunk", T}, {"chunks", chunks.size()},
+                         {"sampled_chunks", spec.sampled_chunks}, {"simulated", runs.size()}};
+  R.config["step"]["prefill_whole"] = true;
+  R.key = config::stable_hash(R.config);
+  R.metric("ttft", t / 1e3, "us");
+  R.metric("step_time", t / 1e3, "us");
+  R.metric("chunks", double(chunks.size()), "count");
+  R.metric("simulated_chunks", double(runs.size()), "count");
+  R.metric("fit_max_error", max_err, "fraction");
+  R.metric("chunk_time_first", chunks.front().time_ns / 1e3, "us");
+  R.metric("chunk_time_last", chunks.back().time_ns / 1e3, "us");
+  R.metric("tokens_per_second", double(base.step.context) * base.step.batch / (t * 1e-9), "tokens/s");
+  for (const auto& [kind, v] : kind_total) R.metric("prefill_" + kind + "_time", v / 1e3, "us");
+  double comm = 0;
+  for (const auto& [kind, v] : kind_total)
+    if (trace::is_communication(trace::kernel_kind(kind))) comm += v;
+  R.metric("communication_time", comm / 1e3, "us");
+  R.metric("communication_share", t > 0 ? comm / t : 0, "fraction");
+  R.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (chunks_out) *chunks_out = chunks;
+  return R;
+}
+
+}  // namespace indexsim::sim

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// The whole chunked prefill. A prompt of C tokens in chunks of T is ceil(C/T) chunks, the last
+// one partial; time to first token = the sum of the chunks' times. Sampled: the chunks not
+// simulated take the least-squares line a + b · end through the simulated full chunks; the
+// estimate agrees with simulating every chunk within the 3 %.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "sim/engine/prefill.hpp"
+
+using namespace indexsim;
+using namespace indexsim::sim;
+
+namespace {
+
+PrefillSpec tiny(uint64_t context, uint32_t chunk, uint32_t sampled) {
+  PrefillSpec s;
+  s.run.hardware = "h200";
+  s.run.workload = std::string(INDEXSIM_TEST_DATA) + "/workloads/tiny-dsa.yaml";
+  s.run.step.context = context;
+  s.run.step.chunk_tokens = chunk;
+  s.run.fast = true;
+  s.sampled_chunks = sampled;
+  return s;
+}
+
+}  // namespace
+
+TEST(PrefillPlan, ChunksCoverThePromptAndTheSampleSpreadsOverIt) {
+  const auto c = plan_prefill_chunks(1000, 128, 3);
+  ASSERT_EQ(c.size(), 8u);  // ceil(1000 / 128)
+  EXPECT_EQ(c.back().begin, 896u);
+  EXPECT_EQ(c.back().end, 1000u);
+  for (size_t i = 1; i < c.size(); ++i) EXPECT_EQ(c[i].begin, c[i - 1].end);
+  // Three spread over the 7 full chunks (0, 3, 6) and the partial last one.
+  std::vector<uint64_t> sim;
+  for (const auto& x : c)
+    if (x.simulated) sim.push_back(x.index);
+  EXPECT_EQ(sim, (std::vector<uint64_t>{0, 3, 6, 7}));
+  for (const auto& x : plan_prefill_chunks(1000, 128, 0)) EXPECT_TRUE(x.simulated);
+}
+
+TEST(PrefillPlan, AChunkLargerThanTheContextIsRefusedNamingBoth) {
+  try {
+    plan_prefill_chunks(4096, 8192, 4);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("8192"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("4096"), std::string::npos);
+  }
+}
+
+TEST(Prefill, SampledTimeToFirstTokenAgreesWithEveryChunkSimulated) {
+  std::vector<PrefillChunk> all_chunks, sampled_chunks;
+  const RunResult all = simulate_prefill(tiny(384, 64, 0), &all_chunks);
+  const RunResult sampled = simulate_prefill(tiny(384, 64, 3), &sampled_chunks);
+  ASSERT_EQ(all_chunks.size(), 6u);
+  double sum = 0;
+  for (const auto& c : all_chunks) sum += c.time_ns;
+  EXPECT_DOUBLE_EQ(all.step_ns, sum) << "every chunk simulated: TTFT is their sum";
+  EXPECT_DOUBLE_EQ(all.get_metric("ttft"), sum / 1e3);
+  EXPECT_EQ(sampled.get_metric("simulated_chunks"), 3);
+  EXPECT_NEAR(sampled.step_ns / all.step_ns, 1.0, 0.03) << "sampled " << sampled.step_ns << " ns, every chunk " << all.step_ns;
+  // Later chunks attend to more: the line rises.
+  EXPECT_GT(all_chunks.back().time_ns, all_chunks.front().time_ns);
+  // Kernels of the simulated chunks are there, by chunk.
+  EXPECT_EQ(sampled.kernels.front().name.rfind("C0.", 0), 0u);
+}
+
+TEST(Prefill, TheSameSpecGivesTheSameResult) {
+  const RunResult a = simulate_prefill(tiny(256, 64, 2));
+  const RunResult b = simulate_prefill(tiny(256, 64, 2));
+  EXPECT_EQ(a.step_ns, b.step_ns);
+  EXPECT_EQ(a.key, b.key);
+}
+
+TEST(Prefill, AContextBeyondTheModelsPositionsIsRefusedUnlessOverridden) {
+  PrefillSpec s = tiny(131072, 4096, 2);  // tiny-dsa: max_position_embeddings 65536
+  try {
+    simulate_prefill(s);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("131072"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("max_position_embeddings 65536"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--set workload.model.max_position_embeddings=N"), std::string::npos) << e.what();
+  }
+  // The limit is the workload's, as resolved: an override is read (and recorded with the run).
+  s = tiny(384, 64, 2);
+  s.run.sets = {"workload.model.max_position_embeddings=256"};
+  EXPECT_THROW(simulate_prefill(s), std::invalid_argument);
+}
