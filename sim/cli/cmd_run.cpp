@@ -16,12 +16,13 @@ namespace {
 
 const char* kUsage =
     "usage: indexsim run --hardware NAME|FILE (--workload NAME|FILE [--phase decode|prefill|chunk] [--context N]\n"
-    "         [--batch B] [--queries Q] [--chunk N] [--sampled-chunks K] [--seed S] | --trace FILE)\n"
+    "         [--batch B] [--queries Q] [--chunk N] [--sampled-chunks K] [--jobs J] [--seed S] | --trace FILE)\n"
     "         [--techniques NAME|FILE] [--set hardware.K=V|workload.K=V|techniques.K=V|step.K=V]... [--fast]\n"
     "         [--no-reuse] [--json] [--kernels] [--timeline FILE] [--db FILE] [--progress]\n"
     "  --phase decode: one decode step; chunk: one prefill chunk of --chunk tokens ending at --context;\n"
     "  prefill: the whole prefill of --context tokens in chunks of --chunk (time to first token), K chunks\n"
-    "  simulated at spread positions and the rest integrated (--sampled-chunks, default 4; 0: every chunk)\n";
+    "  simulated at spread positions and the rest integrated (--sampled-chunks, default 4; 0: every chunk),\n"
+    "  J of them at once on J threads (--jobs, default 1; the result does not depend on J)\n";
 
 }  // namespace
 
@@ -66,6 +67,7 @@ int run_cmd(const Args& args) {
     whole_prefill |= args[i] == "--phase=prefill" || (args[i] == "--phase" && i + 1 < args.size() && args[i + 1] == "prefill");
   sim::RunSpec spec = parse_run_spec(ap);
   const uint64_t sampled = ap.u64("--sampled-chunks", 4);
+  const uint64_t jobs = ap.u64("--jobs", 1);
   const bool json = ap.flag("--json");
   const bool kernels = ap.flag("--kernels");
   const std::string db = ap.value("--db");
@@ -80,6 +82,7 @@ int run_cmd(const Args& args) {
     ps.run = spec;
     ps.run.progress = nullptr;
     ps.sampled_chunks = uint32_t(sampled);
+    ps.workers = uint32_t(std::max<uint64_t>(1, jobs));
     if (spec.progress) ps.progress = [](size_t i, size_t n, uint64_t c) { std::fprintf(stderr, "\r  chunk %llu (%zu of %zu simulated)", (unsigned long long)c, i + 1, n); };
     std::vector<sim::PrefillChunk> chunks;
     r = sim::simulate_prefill(ps, &chunks);

@@ -2,11 +2,14 @@
 #include "sim/engine/prefill.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "models/common/params.hpp"
 #include "sim/core/config_load.hpp"
@@ -86,22 +89,46 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   const uint64_t T = base.step.chunk_tokens;
   std::vector<PrefillChunk> chunks = plan_prefill_chunks(base.step.context, T, spec.sampled_chunks);
 
-  // Simulate the sampled chunks, in order (deterministic whatever the machine).
+  // Simulate the sampled chunks: independent runs, on `workers` threads, each result stored under
+  // its chunk's index (the same result whatever the count). The first error is rethrown.
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < chunks.size(); ++i)
+    if (chunks[i].simulated) todo.push_back(i);
+  std::vector<RunResult> results(todo.size());
+  std::vector<std::exception_ptr> errors(todo.size());
+  std::atomic<size_t> next{0}, started{0};
+  std::mutex progress_mutex;
+  const auto worker = [&] {
+    for (size_t j; (j = next.fetch_add(1)) < todo.size();) {
+      const PrefillChunk& c = chunks[todo[j]];
+      if (spec.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        spec.progress(started++, todo.size(), c.index);
+      }
+      RunSpec s = base;
+      s.step.context = c.end;
+      s.step.chunk_tokens = uint32_t(c.end - c.begin);
+      s.timeline.clear();
+      s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
+                   s.sets.end());  // applied above; a chunk's own context and size win
+      try {
+        results[j] = simulate(s);
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::max<size_t>(1, std::min<size_t>(spec.workers, todo.size()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   std::map<uint64_t, RunResult> runs;
-  size_t done = 0, total = 0;
-  for (const auto& c : chunks) total += c.simulated;
-  for (auto& c : chunks) {
-    if (!c.simulated) continue;
-    if (spec.progress) spec.progress(done, total, c.index);
-    RunSpec s = base;
-    s.step.context = c.end;
-    s.step.chunk_tokens = uint32_t(c.end - c.begin);
-    s.timeline.clear();
-    s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
-                 s.sets.end());  // applied above; a chunk's own context and size win
-    runs[c.index] = simulate(s);
-    c.time_ns = runs[c.index].step_ns;
-    ++done;
+  for (size_t j = 0; j < todo.size(); ++j) {
+    chunks[todo[j]].time_ns = results[j].step_ns;
+    runs[chunks[todo[j]].index] = std::move(results[j]);
   }
 
   // The line over the full simulated chunks, per chunk and per kernel kind.

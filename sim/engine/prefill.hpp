@@ -23,6 +23,9 @@ namespace indexsim::sim {
 struct PrefillSpec {
   RunSpec run;                   // step.context: the prompt; step.chunk_tokens: the chunk
   uint32_t sampled_chunks = 4;   // chunks simulated (0: every chunk)
+  // Chunks simulated side by side, one a thread; each is an independent run, collected by chunk
+  // index, so the result is the same bit for bit whatever the count.
+  uint32_t workers = 1;
   // progress(i, n, chunk index) before each simulated chunk
   std::function<void(size_t, size_t, uint64_t)> progress;
 };

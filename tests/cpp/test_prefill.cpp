@@ -68,11 +68,15 @@ TEST(Prefill, SampledTimeToFirstTokenAgreesWithEveryChunkSimulated) {
   EXPECT_EQ(sampled.kernels.front().name.rfind("C0.", 0), 0u);
 }
 
-TEST(Prefill, TheSameSpecGivesTheSameResult) {
+TEST(Prefill, TheResultDoesNotDependOnTheNumberOfThreads) {
   const RunResult a = simulate_prefill(tiny(256, 64, 2));
-  const RunResult b = simulate_prefill(tiny(256, 64, 2));
-  EXPECT_EQ(a.step_ns, b.step_ns);
+  PrefillSpec two = tiny(256, 64, 2);
+  two.workers = 2;
+  const RunResult b = simulate_prefill(two);
+  EXPECT_EQ(a.step_ns, b.step_ns);  // bit for bit
   EXPECT_EQ(a.key, b.key);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) EXPECT_EQ(a.kernels[i].end_ns, b.kernels[i].end_ns) << a.kernels[i].name;
 }
 
 TEST(Prefill, AContextBeyondTheModelsPositionsIsRefusedUnlessOverridden) {
