@@ -42,7 +42,8 @@ Line fit(const std::vector<double>& x, const std::vector<double>& y) {
   return l;
 }
 
-void check_positions(const RunSpec& spec) {
+// The workload's shape, its prompt checked against the model's positions.
+trace::ModelShape checked_shape(const RunSpec& spec) {
   if (spec.workload.empty()) throw std::invalid_argument("a whole prefill needs a workload (--workload), not a trace");
   auto doc = load_document("workloads", spec.workload, spec.sets);
   const trace::ModelShape m = trace::load_model_shape(doc->root());
@@ -51,6 +52,7 @@ void check_positions(const RunSpec& spec) {
     throw std::invalid_argument("context " + std::to_string(spec.step.context) + " is beyond " + m.name +
                                 "'s model.max_position_embeddings " + std::to_string(limit) +
                                 " (override, recorded in the run: --set workload.model.max_position_embeddings=N)");
+  return m;
 }
 
 }  // namespace
@@ -85,9 +87,26 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   RunSpec base = spec.run;
   apply_step_sets(base.step, base.sets);
   base.step.phase = trace::Phase::prefill;
-  check_positions(base);
+  const trace::ModelShape shape = checked_shape(base);
   const uint64_t T = base.step.chunk_tokens;
   std::vector<PrefillChunk> chunks = plan_prefill_chunks(base.step.context, T, spec.sampled_chunks);
+  // Until its queries see top-k tokens, a chunk's sparse attention grows with its position and
+  // then stays: those first chunks are off the line, so they are simulated, and the line is
+  // fitted to the others.
+  const uint64_t onset = shape.indexer.topk;
+  const auto on_line = [&](const PrefillChunk& c) { return c.end - c.begin == T && c.begin >= onset; };
+  size_t line_chunks = 0;
+  for (auto& c : chunks) {
+    if (c.begin < onset) c.simulated = true;
+    line_chunks += on_line(c) && c.simulated;
+  }
+  // The line needs two chunks: the first one on it, besides the last.
+  if (line_chunks < 2)
+    for (auto& c : chunks)
+      if (on_line(c)) {
+        c.simulated = true;
+        break;
+      }
 
   // Simulate the sampled chunks: independent runs, on `workers` threads, each result stored under
   // its chunk's index (the same result whatever the count). The first error is rethrown.
@@ -138,7 +157,7 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   for (const auto& [i, r] : runs)
     for (const auto& k : r.kernels) kinds.insert(k.kind);
   for (const auto& c : chunks) {
-    if (!c.simulated || c.end - c.begin != T) continue;
+    if (!c.simulated || !on_line(c)) continue;
     x.push_back(double(c.end));
     y.push_back(c.time_ns);
     for (const auto& kind : kinds) {
@@ -161,7 +180,7 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
     const double err = (fit(xs, ys).at(x[i]) - y[i]) / y[i];
     max_err = std::max(max_err, std::abs(err));
     for (auto& c : chunks)
-      if (c.simulated && double(c.end) == x[i] && c.end - c.begin == T) c.loo_error = err;
+      if (c.simulated && on_line(c) && double(c.end) == x[i]) c.loo_error = err;
   }
 
   // The last chunk's record: its config, components, and the metrics of the state at the full
@@ -200,6 +219,8 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   R.roofline_ns = roof;
   R.config["prefill"] = {{"context", base.step.context}, {"chunk", T}, {"chunks", chunks.size()},
                          {"sampled_chunks", spec.sampled_chunks}, {"simulated", runs.size()}};
+  R.config["step"]["context"] = base.step.context;  // the prompt's, not its last chunk's
+  R.config["step"]["chunk_tokens"] = T;
   R.config["step"]["prefill_whole"] = true;
   R.key = config::stable_hash(R.config);
   R.metric("ttft", t / 1e3, "us");

@@ -3,9 +3,11 @@
 // chunks of `chunk` tokens, each chunk a step whose last token attends to everything before it.
 //
 // Chunk sampling: a chunk's time is modelled as a + b · (its end position), the weight GEMMs and
-// appends being the constant and the indexer scan and attention the part linear in position. A
-// few chunks at spread positions are simulated (the first and the last always); the line is
-// fitted to the full chunks among them by least squares; every other chunk takes the line's value.
+// appends being the constant and the indexer scan the part linear in position. Sparse attention
+// grows with position only until the queries see top-k tokens: the chunks that begin before then
+// are off the line and always simulated. A few chunks at spread positions are simulated (the
+// first and the last always); the line is fitted by least squares to the full chunks among them
+// that begin at or after top-k; every other chunk takes the line's value.
 // The estimate's uncertainty is each sampled interior chunk's error when the line is fitted
 // without it (leave one out). sampled_chunks = 0 simulates every chunk.
 #pragma once

@@ -281,6 +281,8 @@ uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const Fa
   t.out = ceil_div(e.op == KernelKind::ep_dispatch ? recv : own, ctas);
   t.wire = ceil_div(wire, ctas);
   t.incoming = t.wire;
+  // DeepEP's NVLink buffers are read back as NCCL's receive buffers are; Simple's size stands for
+  // their per-channel chunking.
   t.fifo = f.fifo_bytes[int(CollProto::simple)];
   emit_channels(b, k, ctas, t, buf);
   return k;

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// `indexsim bench speed`: the simulator's own speed on a fixed set of runs, so that every change
+// can be measured against it: wall seconds (median of interleaved repeats: the machines are
+// shared), the simulated time, and for the sampled whole prefill its agreement with every chunk
+// simulated.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "sim/cli/cmd_bench.hpp"
+#include "sim/engine/prefill.hpp"
+#include "sim/engine/simulation.hpp"
+
+namespace indexsim::cli {
+
+namespace {
+
+const char* kUsage =
+    "usage: indexsim bench speed [--repeat N] [--only NAME] [--list]\n"
+    "  the fixed runs below, N times each, interleaved (run 1 of every case, then run 2, ...);\n"
+    "  prints the median wall per case\n";
+
+struct Case {
+  std::string name, what;
+  sim::RunSpec spec;
+  bool prefill = false;
+  uint32_t sampled = 0;
+};
+
+sim::RunSpec decode(const std::string& workload, uint64_t context) {
+  sim::RunSpec s;
+  s.hardware = "h200";
+  s.workload = workload;
+  s.step.context = context;
+  s.fast = true;
+  s.sets = {"techniques.placement.cxl_enabled=true"};
+  return s;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  v.push_back({"decode-glm5-128k", "GLM-5 decode at 131072, H200, fast", decode("glm-5", 131072)});
+  v.push_back({"decode-glm5-1m", "GLM-5 decode at 1048576, H200, fast", decode("glm-5", 1048576)});
+  v.push_back({"decode-dsv32-128k", "DeepSeek-V3.2 decode at 131072, H200, fast", decode("deepseek-v3.2", 131072)});
+  // The whole-prefill fixture: two layers, small experts (tests/data/workloads/tiny-dsa.yaml).
+  sim::RunSpec p = decode("tests/data/workloads/tiny-dsa.yaml", 1024);
+  p.sets.clear();
+  p.step.chunk_tokens = 64;
+  v.push_back({"prefill-tiny-all", "tiny-dsa whole prefill of 1024 in 64-token chunks, every chunk", p, true, 0});
+  v.push_back({"prefill-tiny-sampled", "the same, 4 chunks sampled", p, true, 4});
+  return v;
+}
+
+int bench_speed(const Args& args) {
+  ArgParser ap(args);
+  if (ap.flag("--help") || ap.flag("-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  const uint64_t repeat = ap.u64("--repeat", 3);
+  const std::string only = ap.value("--only");
+  const bool list = ap.flag("--list");
+  ap.finish();
+  if (repeat == 0) throw std::invalid_argument("--repeat 0: at least one run");
+  std::vector<Case> all = cases();
+  if (list) {
+    for (const auto& c : all) std::printf("%-22s %s\n", c.name.c_str(), c.what.c_str());
+    return 0;
+  }
+  if (!only.empty()) {
+    all.erase(std::remove_if(all.begin(), all.end(), [&](const Case& c) { return c.name != only; }), all.end());
+    if (all.empty()) throw std::invalid_argument("no case '" + only + "' (bench speed --list)");
+  }
+  std::map<std::string, std::vector<double>> wall;
+  std::map<std::string, double> simulated_us;
+  for (uint64_t r = 0; r < repeat; ++r)
+    for (const auto& c : all) {
+      std::fprintf(stderr, "[%llu/%llu] %s\n", (unsigned long long)(r + 1), (unsigned long long)repeat, c.name.c_str());
+      const auto t0 = std::chrono::steady_clock::now();
+      double us = 0;
+      if (c.prefill) {
+        sim::PrefillSpec ps;
+        ps.run = c.spec;
+        ps.sampled_chunks = c.sampled;
+        us = sim::simulate_prefill(ps).step_ns / 1e3;
+      } else {
+        us = sim::simulate(c.spec).step_ns / 1e3;
+      }
+      wall[c.name].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      simulated_us[c.name] = us;  // the same every repeat (deterministic)
+    }
+  std::printf("%-22s %12s %14s %12s  %s\n", "case", "wall_s", "simulated_us", "vs_all", "what");
+  for (const auto& c : all) {
+    auto w = wall[c.name];
+    std::sort(w.begin(), w.end());
+    const double median = w.size() % 2 ? w[w.size() / 2] : 0.5 * (w[w.size() / 2 - 1] + w[w.size() / 2]);
+    std::string agree = "";
+    if (c.prefill && c.sampled > 0 && simulated_us.count("prefill-tiny-all"))
+      agree = std::to_string(100 * (simulated_us[c.name] / simulated_us["prefill-tiny-all"] - 1)).substr(0, 5) + " %";
+    std::printf("%-22s %12.2f %14.1f %12s  %s\n", c.name.c_str(), median, simulated_us[c.name], agree.c_str(), c.what.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+INDEXSIM_BENCH_SUBCOMMAND("speed", "the simulator's wall time on a fixed set of runs (median of interleaved repeats)",
+                          bench_speed);
+
+}  // namespace indexsim::cli
