@@ -38,6 +38,19 @@ model::NvlinkParams port_params() {
 
 trace::FabricLimits h200_fabric() { return test::hopper_limits().fabric; }
 
+// A decode step at 4096 tokens of `workload` with the `set` assignments applied to it.
+trace::TraceData decode_step(const std::string& workload, const std::vector<std::string>& sets,
+                             trace::ModelShape* shape = nullptr) {
+  auto doc = config::Document::load_file(test::workload_file(workload));
+  for (const auto& s : sets) doc->set(s);
+  const auto m = trace::load_model_shape(doc->root());
+  if (shape) *shape = m;
+  trace::StepParams p;
+  p.phase = trace::Phase::decode;
+  p.context = 4096;
+  return trace::emulate_step(m, p, test::hopper_limits());
+}
+
 sim::KernelRun run_collective(const std::string& op, uint64_t bytes, const std::vector<std::string>& sets = {}) {
   auto doc = config::Document::load_string("bytes: " + std::to_string(bytes) + "\ngpus: 8\n", "test");
   const sim::KernelCase kc = sim::read_kernel_case(op, doc->root());
@@ -174,11 +187,8 @@ TEST(CollectiveSim, DeepEpDispatchCountsTheTokensARankReceives) {
 }
 
 TEST(StepCommunication, EveryLayerAllReducesAndTheLogitsAreGathered) {
-  const auto m = trace::load_model_shape_file(test::workload_file("glm-5"));
-  trace::StepParams p;
-  p.phase = trace::Phase::decode;
-  p.context = 4096;
-  const auto t = trace::emulate_step(m, p, test::hopper_limits());
+  trace::ModelShape m;
+  const auto t = decode_step("glm-5", {}, &m);
   size_t ar = 0, ag = 0, ep = 0;
   for (const auto& k : t.kernels) {
     ar += k.kind == trace::KernelKind::all_reduce;
@@ -193,13 +203,8 @@ TEST(StepCommunication, EveryLayerAllReducesAndTheLogitsAreGathered) {
 }
 
 TEST(StepCommunication, DataParallelAttentionDispatchesAndCombinesEveryMoeLayer) {
-  auto doc = config::Document::load_file(test::workload_file("deepseek-v3.2"));
-  doc->set("deployment.attention_tensor_parallel=1");
-  const auto m = trace::load_model_shape(doc->root());
-  trace::StepParams p;
-  p.phase = trace::Phase::decode;
-  p.context = 4096;
-  const auto t = trace::emulate_step(m, p, test::hopper_limits());
+  trace::ModelShape m;
+  const auto t = decode_step("deepseek-v3.2", {"deployment.attention_tensor_parallel=1"}, &m);
   size_t moe = 0, d = 0, c = 0;
   for (const auto& l : m.layers) moe += l.mlp == trace::MlpKind::moe;
   for (const auto& k : t.kernels) {
@@ -211,14 +216,8 @@ TEST(StepCommunication, DataParallelAttentionDispatchesAndCombinesEveryMoeLayer)
 }
 
 TEST(StepCommunication, MoreGpusThanTheFabricConnectsIsRefusedNamingTheKey) {
-  auto doc = config::Document::load_file(test::workload_file("glm-5"));
-  doc->set("deployment.gpus=16");
-  const auto m = trace::load_model_shape(doc->root());
-  trace::StepParams p;
-  p.phase = trace::Phase::decode;
-  p.context = 4096;
   try {
-    trace::emulate_step(m, p, test::hopper_limits());
+    decode_step("glm-5", {"deployment.gpus=16"});
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("deployment.gpus = 16"), std::string::npos) << e.what();

@@ -163,7 +163,8 @@ class StepEmulator {
     c.gpus = group;
     c.name = lname(L, what);
     c.layer = L;
-    comm_after(emit_collective(b_, c, lim_.fabric, comm_buffers()));
+    emit_collective(b_, c, lim_.fabric, comm_buffers());
+    note_activations();
   }
 
   // One communicator for the step: collectives work in place on the activations and share the
@@ -178,7 +179,8 @@ class StepEmulator {
     }
     return *comm_;
   }
-  void comm_after(uint32_t) { act_bytes_ = std::max(act_bytes_, b_.t.tensors[act_out_].bytes); }
+  // A communication kernel grows the activations it works on in place: keep the step's size.
+  void note_activations() { act_bytes_ = std::max(act_bytes_, b_.t.tensors[act_out_].bytes); }
 
   void indexer(const LayerShape& l) {
     const int L = l.index;
@@ -490,7 +492,8 @@ class StepEmulator {
     e.load_skew = m_.deployment.expert_load_skew;
     e.name = lname(L, op == KernelKind::ep_dispatch ? "ep_dispatch" : "ep_combine");
     e.layer = L;
-    comm_after(emit_expert_parallel(b_, e, lim_.fabric, comm_buffers()));
+    emit_expert_parallel(b_, e, lim_.fabric, comm_buffers());
+    note_activations();
   }
 
   // A grouped GEMM over the touched experts: each expert's `rows` tokens times its weights, as
@@ -538,7 +541,8 @@ class StepEmulator {
       c.bytes = M * m_.vocab_size * 4;
       c.gpus = tp;
       c.name = "logits_all_gather";
-      comm_after(emit_collective(b_, c, lim_.fabric, comm_buffers()));
+      emit_collective(b_, c, lim_.fabric, comm_buffers());
+      note_activations();
     }
   }
 
