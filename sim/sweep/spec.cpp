@@ -223,7 +223,9 @@ SweepSpec parse(std::shared_ptr<config::Document> doc) {
     }
   }
   if (auto step = base.opt_child("step")) {
-    const auto phase = step->opt<std::string>("phase", "decode", config::Rule::choice({"decode", "prefill"}));
+    // A sweep point is one step: a decode step or one prefill chunk. A whole prefill (every chunk,
+    // time to first token) is `indexsim run --phase prefill`, not a sweep axis yet.
+    const auto phase = step->opt<std::string>("phase", "decode", config::Rule::choice({"decode", "chunk"}));
     s.base.step.phase = phase == "decode" ? trace::Phase::decode : trace::Phase::prefill;
     s.base.step.context = step->opt<uint64_t>("context", s.base.step.context, config::Rule::positive());
     s.base.step.batch = step->opt<uint32_t>("batch", s.base.step.batch, config::Rule::positive());
@@ -430,7 +432,7 @@ std::vector<std::string> SweepSpec::run_args(const Assignment& a) const {
   if (!r.trace.empty()) {
     args.insert(args.end(), {"--trace", r.trace});
   } else {
-    args.insert(args.end(), {"--workload", r.workload, "--phase", trace::to_string(r.step.phase), "--context",
+    args.insert(args.end(), {"--workload", r.workload, "--phase", r.step.phase == trace::Phase::decode ? "decode" : "chunk", "--context",
                              std::to_string(r.step.context), "--batch", std::to_string(r.step.batch), "--queries",
                              std::to_string(r.step.queries), "--chunk", std::to_string(r.step.chunk_tokens), "--seed",
                              std::to_string(r.step.seed)});

@@ -28,7 +28,9 @@ void set_step_param(StepParams& p, const std::string& key, const std::string& v)
     return uint32_t(n);
   };
   if (key == "phase") {
-    if (v != "decode" && v != "prefill") throw std::invalid_argument("step.phase = '" + v + "': must be decode or prefill");
+    // A step is a decode step or one prefill chunk ("chunk" and "prefill" both name the latter).
+    if (v != "decode" && v != "prefill" && v != "chunk")
+      throw std::invalid_argument("step.phase = '" + v + "': must be decode, chunk or prefill (one chunk)");
     p.phase = v == "decode" ? Phase::decode : Phase::prefill;
   } else if (key == "context") p.context = count();
   else if (key == "batch") p.batch = narrow(count());
