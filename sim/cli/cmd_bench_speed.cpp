@@ -10,6 +10,7 @@
 #include <map>
 
 #include "sim/cli/cmd_bench.hpp"
+#include "sim/core/version.hpp"
 #include "sim/engine/prefill.hpp"
 #include "sim/engine/simulation.hpp"
 
@@ -45,7 +46,7 @@ std::vector<Case> cases() {
   v.push_back({"decode-glm5-1m", "GLM-5 decode at 1048576, H200, fast", decode("glm-5", 1048576)});
   v.push_back({"decode-dsv32-128k", "DeepSeek-V3.2 decode at 131072, H200, fast", decode("deepseek-v3.2", 131072)});
   // The whole-prefill fixture: two layers, small experts (tests/data/workloads/tiny-dsa.yaml).
-  sim::RunSpec p = decode("tests/data/workloads/tiny-dsa.yaml", 1024);
+  sim::RunSpec p = decode(sim::source_dir() + "/tests/data/workloads/tiny-dsa.yaml", 1024);
   p.sets.clear();
   p.step.chunk_tokens = 64;
   v.push_back({"prefill-tiny-all", "tiny-dsa whole prefill of 1024 in 64-token chunks, every chunk", p, true, 0});
