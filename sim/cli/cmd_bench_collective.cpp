@@ -76,6 +76,14 @@ int bench_collective(const Args& args) {
   }
   ap.finish();
 
+  // Every case is read (and checked) before anything is printed.
+  std::vector<sim::KernelCase> kcs;
+  for (const uint64_t size : sizes) {
+    const std::string yaml = ep ? ep_keys + "gpus: " + gpus + "\n" : "bytes: " + std::to_string(size) + "\ngpus: " + gpus + "\n";
+    auto doc = config::Document::load_string(yaml, "bench collective flags");
+    kcs.push_back(sim::read_kernel_case(op, doc->root()));
+    doc->check_unused();
+  }
   nlohmann::json rows = nlohmann::json::array();
   if (!json) {
     std::printf("# indexsim bench collective: %s over %s GPUs on %s (%s mode); one GPU simulated, its peers symmetric\n",
@@ -86,11 +94,8 @@ int bench_collective(const Args& args) {
       std::printf("#%12s %12s %6s %10s %10s %10s  %-5s %-6s %4s\n", "size (B)", "count", "type", "time (us)", "algbw",
                   "busbw", "algo", "proto", "chan");
   }
-  for (const uint64_t size : sizes) {
-    const std::string yaml = ep ? ep_keys + "gpus: " + gpus + "\n" : "bytes: " + std::to_string(size) + "\ngpus: " + gpus + "\n";
-    auto doc = config::Document::load_string(yaml, "bench collective flags");
-    const sim::KernelCase kc = sim::read_kernel_case(op, doc->root());
-    doc->check_unused();
+  for (const sim::KernelCase& kc : kcs) {
+    const uint64_t size = kc.bytes;
     const sim::KernelRun k = sim::run_kernel_case(kc, hardware, sets, fast);
     const auto launch = k.run.config["step"]["trace"].value("launch", nlohmann::json::object());
     const double us = k.kernel_ns / 1e3;
