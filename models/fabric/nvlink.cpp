@@ -18,9 +18,6 @@ NvlinkParams NvlinkParams::from(const config::Node& n) {
            "must not exceed link_GBps_per_direction (" + std::to_string(p.link_GBps_per_direction) + ")");
   p.switch_latency_ns = n.req<double>("switch_latency_ns", Rule::non_negative());
   p.queue_entries = n.req<uint32_t>("queue_entries", Rule::positive());
-  p.gpus_per_switch_domain = n.req<uint32_t>("gpus_per_switch_domain", Rule::range(2, 1024));
-  p.nvls = n.req<bool>("nvls");
-  p.nvls_wire_factor = n.req<double>("nvls_wire_factor", Rule::range(1, 4));
   return p;
 }
 

@@ -29,9 +29,9 @@ struct NvlinkParams {
   double link_effective_GBps = 0;         // payload bandwidth of one link after packet overhead, one direction
   double switch_latency_ns = 0;           // one way, GPU -> NVSwitch -> GPU, unloaded
   uint32_t queue_entries = 0;             // requests the port holds (waiting for the wire)
-  uint32_t gpus_per_switch_domain = 0;    // GPUs the NVSwitch connects (the largest NVLink domain)
-  bool nvls = false;                      // NVLink SHARP: multicast and in-switch reduction (NVSwitch 3 on)
-  double nvls_wire_factor = 1.0;          // bytes on the wire per payload byte of a multimem operation
+  // The section's topology keys (gpus_per_switch_domain, nvls, nvls_wire_factor) are what the
+  // collective library reads (traces/generators/collective_kernels.cpp, read_fabric_limits), not
+  // this port's.
 
   static NvlinkParams from(const config::Node& n);
   double effective_GBps() const { return links * link_effective_GBps; }

@@ -2,6 +2,7 @@
 // `indexsim bench memory`: a closed-loop load on one memory target of a hardware preset, from a
 // synthetic pattern or replayed from a DRAMsim3, Ramulator 2 or DRAMSys memory trace.
 #include "sim/cli/cmd_bench.hpp"
+#include "traces/generators/collective_kernels.hpp"
 #include "sim/core/config_load.hpp"
 
 #include <algorithm>
@@ -94,7 +95,9 @@ int bench_memory(const Args& args) {
     sm_clock_MHz = root.child("gpu").req<double>("sm_clock_MHz", config::Rule::positive());
     root.note("gpu");  // the SM model's section: this command reads only the SM clock
   }
-  if (root.has("collectives")) root.note("collectives");  // the collective library's tuning: no collective runs here
+  // The fabric's topology and the collective library's tuning: read (and checked) as a run reads
+  // them, though no collective runs here.
+  trace::read_fabric_limits(root);
   // Build every part once, so that every memory key is read and checked: the whole system where
   // the preset has one (an L2), else each region.
   std::unique_ptr<model::MemoryDevice> dev;

@@ -55,6 +55,14 @@ trace::ModelShape checked_shape(const RunSpec& spec) {
   return m;
 }
 
+// A run's kernels of one kind, their durations summed.
+double kind_time(const RunResult& r, const std::string& kind) {
+  double s = 0;
+  for (const auto& k : r.kernels)
+    if (k.kind == kind) s += k.duration_ns();
+  return s;
+}
+
 }  // namespace
 
 std::vector<PrefillChunk> plan_prefill_chunks(uint64_t context, uint64_t chunk, uint32_t sampled) {
@@ -160,12 +168,7 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
     if (!c.simulated || !on_line(c)) continue;
     x.push_back(double(c.end));
     y.push_back(c.time_ns);
-    for (const auto& kind : kinds) {
-      double s = 0;
-      for (const auto& k : runs[c.index].kernels)
-        if (k.kind == kind) s += k.duration_ns();
-      kind_y[kind].push_back(s);
-    }
+    for (const auto& kind : kinds) kind_y[kind].push_back(kind_time(runs[c.index], kind));
   }
   const Line line = fit(x, y);
   std::map<std::string, Line> kind_line;
@@ -202,12 +205,7 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
         k.end_ns += t;
         R.kernels.push_back(std::move(k));
       }
-      for (const auto& kind : kinds) {
-        double s = 0;
-        for (const auto& k : runs[c.index].kernels)
-          if (k.kind == kind) s += k.duration_ns();
-        kind_total[kind] += s;
-      }
+      for (const auto& kind : kinds) kind_total[kind] += kind_time(runs[c.index], kind);
     } else {
       for (const auto& [kind, l] : kind_line) kind_total[kind] += std::max(0.0, l.at(double(c.end)));
     }

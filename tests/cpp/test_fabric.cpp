@@ -32,7 +32,6 @@ model::NvlinkParams port_params() {
   p.link_effective_GBps = 20;
   p.switch_latency_ns = 500;
   p.queue_entries = 4;
-  p.gpus_per_switch_domain = 8;
   return p;
 }
 
@@ -78,7 +77,7 @@ TEST(NvlinkPort, StoresLeaveAtTheLinksBandwidthAndLoadsAddTheRoundTrip) {
 TEST(NvlinkPort, EffectiveBandwidthAboveTheSignallingRateIsRefusedByName) {
   auto doc = config::Document::load_string(
       "links: 18\nlink_GBps_per_direction: 25\nlink_effective_GBps: 30\nswitch_latency_ns: 500\n"
-      "queue_entries: 8\ngpus_per_switch_domain: 8\nnvls: true\nnvls_wire_factor: 1.2\n",
+      "queue_entries: 8\n",
       "fabric.yaml");
   try {
     model::NvlinkParams::from(doc->root());

@@ -3,6 +3,8 @@
 // the SRAM cache's backing region, pointer-chase latency against reference §1.3, determinism.
 #include <gtest/gtest.h>
 
+#include "traces/generators/collective_kernels.hpp"
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -69,7 +71,7 @@ TEST(MemorySystem, EveryPresetBuildsEveryTargetAndReadsEveryMemoryKey) {
     root.note("name");
     root.note("description");
     root.note("gpu");  // the SM model's section
-    root.note("collectives");  // the collective library's tuning, read by traces/
+    indexsim::trace::read_fabric_limits(root);  // the fabric's topology and the collective library's tuning
     const auto targets = indexsim::sim::target_names(root);
     for (const auto& t : targets) {
       auto dev = make_target(root, t);

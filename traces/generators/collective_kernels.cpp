@@ -212,8 +212,9 @@ CollectivePlan plan_collective(KernelKind op, uint64_t bytes, uint32_t gpus, con
 }
 
 uint32_t emit_collective(Builder& b, const CollectiveShape& s, const FabricLimits& f, const CommBuffers& buf,
-                         const std::vector<uint32_t>& deps, uint32_t stream) {
+                         const std::vector<uint32_t>& deps, uint32_t stream, CollectivePlan* plan) {
   const CollectivePlan p = plan_collective(s.op, s.bytes, s.gpus, f);
+  if (plan) *plan = p;
   KernelShape ks;
   ks.threads = f.threads[int(p.proto)];
   ks.regs_per_thread = 96;  // NCCL builds its device code with -maxrregcount=96
@@ -290,8 +291,8 @@ uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const Fa
 
 TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limits) {
   Builder b;
-  emit_collective(b, c, limits.fabric, make_comm_buffers(b, c.name, c.layer));
-  const CollectivePlan p = plan_collective(c.op, c.bytes, c.gpus, limits.fabric);
+  CollectivePlan p;
+  emit_collective(b, c, limits.fabric, make_comm_buffers(b, c.name, c.layer), {}, 0, &p);
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", to_string(c.op)},
                   {"bytes", c.bytes}, {"gpus", c.gpus},
                   {"launch", {{"library", "nccl"}, {"algorithm", to_string(p.algo)}, {"protocol", to_string(p.proto)},

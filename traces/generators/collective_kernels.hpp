@@ -56,7 +56,7 @@ struct CommBuffers {
 CommBuffers make_comm_buffers(detail::Builder& b, const std::string& name, int layer);
 
 // Appends the collective's kernel to the trace `b` builds, on `stream` after `deps`, over `buf`;
-// returns its id.
+// returns its id, and the plan it followed in `plan` when given.
 struct CollectiveShape {
   KernelKind op = KernelKind::all_reduce;
   uint64_t bytes = 0;
@@ -65,7 +65,7 @@ struct CollectiveShape {
   int layer = -1;
 };
 uint32_t emit_collective(detail::Builder& b, const CollectiveShape& c, const FabricLimits& f, const CommBuffers& buf,
-                         const std::vector<uint32_t>& deps = {}, uint32_t stream = 0);
+                         const std::vector<uint32_t>& deps = {}, uint32_t stream = 0, CollectivePlan* plan = nullptr);
 
 // DeepEP's intranode normal kernels: every token goes once to every rank that holds one of its
 // top-k experts (dispatch, FP8 with a scale per 128 values), and comes back from each (combine,
