@@ -45,6 +45,14 @@ struct CtaEnd {
   bool all_started = false;
 };
 
+// Fast mode: how a kernel of many waves is sampled (sim/engine/sampling.hpp). How many waves reach
+// the steady state depends on the processor, so its section says.
+struct WaveSampling {
+  uint32_t max_waves = 0;         // a kernel of more full waves replays this many of its last ones
+  uint32_t min_waves = 0;         // wave marks a sample needs before it may stop at a steady rate
+  double steady_tolerance = 0;    // how far (a fraction of the duration) the predicted end may still move
+};
+
 // Time the units were occupied, summed over units: the basis of utilisation figures.
 struct ProcessorActivity {
   Tick resident_ps = 0;   // with at least one CTA resident
@@ -71,9 +79,7 @@ class Processor {
   // The shared memory a kernel library gives a CTA that asks for `smem_bytes` on this processor
   // (fewer pipeline stages where a unit has less); `smem_bytes` itself when it fits or nothing does.
   virtual uint64_t fitted_smem_bytes(uint64_t smem_bytes) const = 0;
-  // Fast mode: a kernel of more full waves than this is sampled (sim/engine/sampling.hpp); how many
-  // waves reach the steady state depends on the processor, so its section says.
-  virtual uint32_t sample_waves() const = 0;
+  virtual WaveSampling wave_sampling() const = 0;
   // What kernel libraries read from the device to pick their launch shapes (units, shared memory
   // per CTA, native precisions): emulated kernels are shaped from this.
   virtual trace::LaunchLimits launch_limits() const = 0;
@@ -87,6 +93,9 @@ class Processor {
   virtual void advance(Tick now, std::vector<CtaEnd>& ended) = 0;
   // Functional warming: the memory state the CTAs of `w` would leave, with no timing or statistics.
   virtual void warm(const KernelWork& w) = 0;
+  // Fast mode's early stop: the launched kernel `kernel` starts no more CTAs (those started run to
+  // their end); returns how many of its work's CTAs had started.
+  virtual uint64_t stop_starting(uint32_t kernel) = 0;
   virtual ProcessorActivity activity() const = 0;
 };
 

@@ -27,7 +27,10 @@ SmParams SmParams::load(const config::Node& gpu) {
     gpu.fail("fast_mode_chunk_bytes", std::to_string(p.fast_chunk_bytes),
              "must lie between line_bytes and " + std::to_string(kMaxRequestLines) +
                  " x line_bytes (the replay tags a request with its line count)");
-  p.fast_sample_waves = gpu.req<uint32_t>("fast_mode_sample_waves", Rule::range(1, 1e6));
+  p.fast_sampling.max_waves = gpu.req<uint32_t>("fast_mode_sample_waves", Rule::range(1, 1e6));
+  // Four marks at least: the steadiness test compares lines through all of them and all but two.
+  p.fast_sampling.min_waves = gpu.req<uint32_t>("fast_mode_min_sample_waves", Rule::range(4, 1e6));
+  p.fast_sampling.steady_tolerance = gpu.req<double>("fast_mode_steady_tolerance_percent", Rule::range(0, 100)) / 100;
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
   p.pipeline_stages = gpu.req<int>("pipeline_stages", Rule::range(1, 64));

@@ -13,6 +13,7 @@
 
 #include "models/common/time.hpp"
 #include "models/common/params.hpp"
+#include "models/common/processor.hpp"
 #include "traces/records.hpp"
 
 namespace indexsim::model {
@@ -34,9 +35,7 @@ struct SmParams {
   uint32_t line_bytes = 128;          // request granularity of the detailed mode
   uint32_t sector_bytes = 32;         // smallest access the memory system sees
   uint32_t fast_chunk_bytes = 0;      // contiguous request size of the fast mode
-  // Fast mode: a kernel with more CTAs than this many full waves replays only those waves and
-  // extrapolates its duration linearly in CTAs (streaming kernels reach steady state in a wave).
-  uint32_t fast_sample_waves = 0;
+  WaveSampling fast_sampling;         // fast mode: which kernels are sampled, and when a sample may stop
   double cta_launch_ns = 0;           // block-scheduler cost to start one CTA
   double kernel_launch_ns = 0;        // gap between a kernel's dependences resolving and its first CTA
   int pipeline_stages = 1;            // double-buffer depth: smem / stages bytes per stage; the math on the last stage follows its load

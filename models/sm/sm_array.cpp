@@ -277,6 +277,14 @@ void SmArray::warm(const KernelWork& w) {
   }
 }
 
+uint64_t SmArray::stop_starting(uint32_t kernel) {
+  Kernel& k = kernels_[kernel];
+  k.work.ctas = k.next;  // its CTAs that end from now on report all_started
+  const auto it = std::find(ready_.begin(), ready_.end(), kernel);
+  if (it != ready_.end()) ready_.erase(it);
+  return k.next;
+}
+
 ProcessorActivity SmArray::activity() const {
   ProcessorActivity a;
   for (const auto& s : sms_) {

@@ -35,7 +35,7 @@ class SmArray : public Processor {
   double peak_flops(trace::Precision p) const override { return tc_.peak_flops(p, p_.sm_count); }
   Tick kernel_launch_ps() const override { return ns_to_ps(p_.kernel_launch_ns); }
   uint32_t line_bytes() const override { return p_.line_bytes; }
-  uint32_t sample_waves() const override { return p_.fast_sample_waves; }
+  WaveSampling wave_sampling() const override { return p_.fast_sampling; }
   uint64_t fitted_smem_bytes(uint64_t smem_bytes) const override;
   trace::LaunchLimits launch_limits() const override;
 
@@ -43,6 +43,7 @@ class SmArray : public Processor {
   Tick next_event() const override;
   void advance(Tick now, std::vector<CtaEnd>& ended) override;
   void warm(const KernelWork& w) override;
+  uint64_t stop_starting(uint32_t kernel) override;
   ProcessorActivity activity() const override;
 
   const SmParams& params() const { return p_; }

@@ -30,14 +30,21 @@ struct KernelState {
   // not is latency-bound: a chunk frees its window entries when its slowest line returns, which
   // slows a lone CTA's stream by ~20 %, so its requests stay line-sized.
   bool coarse = false;
-  // Sampled kernels: when each whole number of waves' worth of CTAs had ended, while the machine
-  // was still full (before the last sampled CTA started).
+  // Fast mode, a kernel of more waves than a sample needs marks (may_stop): when each whole number
+  // of waves' worth of CTAs had ended, while the machine was still full (before the last sampled
+  // CTA started).
+  bool may_stop = false;
   std::vector<model::Tick> wave_done;
+  uint64_t sample_first = 0;      // the sample's first CTA in the grid
+  uint64_t unstarted = 0;         // a sample stopped early: its last CTAs, warmed when the others end
   int per_unit = 0;
   uint64_t wave = 0;              // CTAs of one full wave: units x per_unit
   uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
   double mem_roofline_ns = 0, flop_roofline_ns = 0;   // compulsory bytes / peak, FLOPs / peak
   double roofline_ns() const { return std::max(mem_roofline_ns, flop_roofline_ns); }
+  // The grid in full waves, and the fastest a wave can go (its share of the roofline), for sampling.
+  double waves() const { return double(rec->cta_count()) / double(wave); }
+  double roofline_ps_per_wave() const { return roofline_ns() * 1e3 / waves(); }
   // Segment reuse (ReplayOptions::reuse).
   std::string signature;          // everything that decides the kernel's timing, except addresses
   model::Tick ready_at = 0;

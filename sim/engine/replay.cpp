@@ -47,6 +47,10 @@ class Engine {
   void cta_ended(const model::CtaEnd& e, Tick now);
   void end_kernel(uint32_t k, Tick now);
   void take(uint32_t k, const SegmentMember& m, Tick now);
+  model::KernelWork work(uint32_t kid, uint64_t first_cta, uint64_t ctas) const {
+    const KernelState& k = k_[kid];
+    return {kid, k.rec, &k.accesses, &in_.tensor_base, first_cta, ctas, k.coarse};
+  }
   ReplayOutput results(Tick now);
 
   model::Processor& proc_;
@@ -110,7 +114,12 @@ void Engine::prepare() {
     // CTAs (channels) that stream every byte once, whose time does not depend on how their runs are
     // cut (a GEMM's few CTAs share tiles in the L2, where the line matters).
     k.coarse = opt_.fast && (r.cta_count() >= k.wave || trace::is_communication(r.kind));
-    if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, proc_.sample_waves());
+    if (opt_.fast) {
+      const model::WaveSampling rule = proc_.wave_sampling();
+      k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, rule.max_waves);
+      k.may_stop = r.cta_count() > uint64_t(rule.min_waves) * k.wave;
+    }
+    k.sample_first = r.cta_count() - k.ctas_simulated;
     ctas_total_ += k.ctas_simulated;
   }
   reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, proc_.line_bytes(), proc_.kernel_launch_ps());
@@ -136,12 +145,8 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
     reuse_->joined(kid);
   }
   // A sampled kernel simulates its last CTAs, after warming with the ones before.
-  const uint64_t grid = k.rec->cta_count();
-  model::KernelWork w{kid, k.rec, &k.accesses, &in_.tensor_base, 0, grid - k.ctas_simulated, k.coarse};
-  if (k.ctas_simulated < grid) proc_.warm(w);
-  w.first_cta = grid - k.ctas_simulated;
-  w.ctas = k.ctas_simulated;
-  proc_.launch(w, now);
+  if (k.sample_first > 0) proc_.warm(work(kid, 0, k.sample_first));
+  proc_.launch(work(kid, k.sample_first, k.ctas_simulated), now);
   ++active_;
 }
 
@@ -155,14 +160,25 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   k.requests += e.requests;
   requests_ += e.requests;
   ++ctas_done_;
-  if (++k.ctas_done == k.ctas_simulated) {
+  ++k.ctas_done;
+  if ((k.may_stop || k.sample_first > 0) && k.ctas_done % k.wave == 0 && !e.all_started) {
+    k.wave_done.push_back(now);
+    if (k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), proc_.wave_sampling())) {
+      // The rest of the sample would not move the end: its CTAs not yet started are left out.
+      const uint64_t started = proc_.stop_starting(e.kernel);
+      k.unstarted = k.ctas_simulated - started;
+      ctas_total_ -= k.unstarted;
+      k.ctas_simulated = started;
+    }
+  }
+  if (k.ctas_done == k.ctas_simulated) {
     if (k.ctas_simulated == r.cta_count()) {
       end_kernel(e.kernel, now);
     } else {
+      if (k.unstarted > 0) proc_.warm(work(e.kernel, k.sample_first + k.ctas_simulated, k.unstarted));
       push(sampled_kernel_end(k, now), Ev::kernel_end, e.kernel);
     }
   }
-  if (k.ctas_done % k.wave == 0 && k.ctas_simulated < r.cta_count() && !e.all_started) k.wave_done.push_back(now);
   if (opt_.progress && (ctas_done_ & 0xFFF) == 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
 }
 

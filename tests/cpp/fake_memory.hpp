@@ -38,7 +38,9 @@ class FakeMemory : public model::MemoryDevice {
     s.add(c, "bytes", double(bytes_), "bytes");
     s.add(c, "requests", double(requests_), "count");
   }
+  void warm(const model::MemRequest& r) override { warmed_ += r.bytes; }
   uint64_t bytes() const { return bytes_; }
+  uint64_t warmed() const { return warmed_; }
   uint64_t requests() const { return requests_; }
 
  private:
@@ -51,7 +53,7 @@ class FakeMemory : public model::MemoryDevice {
   model::Tick lat_;
   size_t limit_;
   model::Tick bus_free_ = 0;
-  uint64_t bytes_ = 0, requests_ = 0;
+  uint64_t bytes_ = 0, requests_ = 0, warmed_ = 0;
   std::priority_queue<P, std::vector<P>, std::greater<P>> pending_;
 };
 

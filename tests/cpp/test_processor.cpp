@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <queue>
+#include <stdexcept>
 
 #include "models/common/processor.hpp"
 #include "models/sm/sm_array.hpp"
@@ -27,7 +28,7 @@ class UniformProcessor : public model::Processor {
   double peak_flops(trace::Precision) const override { return 1e15; }
   Tick kernel_launch_ps() const override { return launch_; }
   uint32_t line_bytes() const override { return 128; }
-  uint32_t sample_waves() const override { return 1000; }
+  model::WaveSampling wave_sampling() const override { return {1000, 3, 0.0}; }
   uint64_t fitted_smem_bytes(uint64_t smem) const override { return smem; }
   trace::LaunchLimits launch_limits() const override {
     trace::LaunchLimits l;
@@ -49,6 +50,7 @@ class UniformProcessor : public model::Processor {
     start(now);
   }
   void warm(const model::KernelWork&) override {}
+  uint64_t stop_starting(uint32_t) override { throw std::logic_error("UniformProcessor: no kernel is sampled"); }
   model::ProcessorActivity activity() const override { return {busy_, busy_}; }
 
  private:

@@ -33,6 +33,8 @@ gpu:
   sector_bytes: 32
   fast_mode_chunk_bytes: 2048
   fast_mode_sample_waves: 2
+  fast_mode_min_sample_waves: 4
+  fast_mode_steady_tolerance_percent: 0.5
   cta_launch_ns: 0
   kernel_launch_ns: 0
   pipeline_stages: 1
@@ -373,6 +375,53 @@ TEST(Replay, SampledEndIsTheLeastSquaresLineThroughTheWaveMarksAtTheWholeGrid) {
   // the mean (4.5, 2750): at 20 waves 2750 + 366.7 x 15.5 = 8433 against the line's 9000.
   EXPECT_EQ(sim::extrapolate_sampled_end({1400, 1800, 2200, 2600, 3000, 3400, 3800, 3800}, 20.0, 0.0), Tick(8433));
   EXPECT_THROW(sim::extrapolate_sampled_end({1400}, 25.0, 0.0), std::invalid_argument);
+}
+
+TEST(Replay, ASampleIsSteadyWhenItsPredictedEndNoLongerDependsOnItsFirstOrLatestMarks) {
+  using model::Tick;
+  const model::WaveSampling rule{10, 4, 0.005};
+  // On a line (400 ps a wave from 1000) every fit predicts 1000 + 400 x 25 = 11000: steady at four
+  // marks, not at three (no line can be left out of the last two).
+  EXPECT_TRUE(sim::steady_end({1400, 1800, 2200, 2600}, 0, 25.0, 0.0, rule));
+  EXPECT_FALSE(sim::steady_end({1400, 1800, 2200}, 0, 25.0, 0.0, {10, 1, 1.0}));
+  // A rate still falling (waves of 500, 450, 400 ps): the slope through all four marks is 450 (end
+  // 12325 at 25 waves), 425 without the first (11783, -4.4 %), 475 without the latest (12908, +4.7 %).
+  EXPECT_FALSE(sim::steady_end({1500, 2000, 2450, 2850}, 0, 25.0, 0.0, rule));
+  EXPECT_TRUE(sim::steady_end({1500, 2000, 2450, 2850}, 0, 25.0, 0.0, {10, 4, 0.10}));
+  // A rhythm of three waves (two of 450 ps, one of 300): through all six marks the end at 25 waves
+  // is 10927; without the latest (a short wave) 11170, +2.2 %: not steady at a 2 % tolerance.
+  EXPECT_FALSE(sim::steady_end({1450, 1900, 2200, 2650, 3100, 3400}, 0, 25.0, 0.0, {10, 4, 0.02}));
+  // The minimum number of marks is the section's, never fewer than four.
+  EXPECT_FALSE(sim::steady_end({1400, 1800, 2200, 2600}, 0, 25.0, 0.0, {10, 5, 0.005}));
+}
+
+TEST(Replay, ASteadySampleStopsEarlyWarmsTheRestAndKeepsItsTime) {
+  // 640 CTAs of 64 KiB on 4 SMs x 8 slots (20 waves of 32) against a memory of constant rate: the
+  // waves end on a line, so the 10-wave sample may stop after a few marks. The CTAs it never starts
+  // are warmed instead, and the kernel's time stays that of the whole 10-wave sample (within 1 %).
+  // Both lie within 3 % of the unsampled run (every CTA simulated): the wave marks of this stream
+  // run ~2.5 % slow of its bandwidth until its drain, which only the whole grid sees.
+  auto rig_with = [](uint32_t max_waves, uint32_t min_waves) {
+    Rig r;
+    r.sm.max_outstanding_requests = 256;
+    r.sm.fast_sampling.max_waves = max_waves;
+    r.sm.fast_sampling.min_waves = min_waves;
+    return r;
+  };
+  test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0), m3(100.0, 100.0);
+  const std::vector<KernelRecord> ks{kernel(0, 640)};
+  const std::vector<AccessRecord> as{stream_read(0, 640, 65536)};
+  auto early = run(rig_with(10, 4), ks, as, m1, true);
+  auto whole = run(rig_with(10, 1000), ks, as, m2, true);
+  auto unsampled = run(rig_with(1000, 1000), ks, as, m3, true);
+  EXPECT_EQ(m2.bytes(), 320u * 65536);                      // the whole sample: 10 waves
+  EXPECT_LT(m1.bytes(), 8u * 32 * 65536);                   // stopped within 8 waves
+  EXPECT_EQ(m1.bytes() + m1.warmed(), m2.bytes() + m2.warmed());  // every CTA simulated or warmed
+  EXPECT_EQ(early.kernels[0].simulated, "sampled");
+  EXPECT_EQ(early.kernels[0].bytes_read, 640u * 65536);
+  EXPECT_NEAR(early.step_ns, whole.step_ns, 0.01 * whole.step_ns);
+  EXPECT_NEAR(early.step_ns, unsampled.step_ns, 0.03 * unsampled.step_ns);
+  EXPECT_EQ(m3.bytes(), 640u * 65536);
 }
 
 TEST(Replay, AKernelClassTooBigForAnSmKeepsItsStageSizeAndDropsStages) {
