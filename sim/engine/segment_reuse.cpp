@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <queue>
 
 namespace indexsim::sim {
@@ -43,23 +44,49 @@ std::string SegmentReuse::signature(const KernelState& k) const {
     put(a->stride_bytes);
     put(a->row_bytes);
     put(a->row_pitch_bytes);
-    // A gather is summarised by its row count and the distinct lines its rows touch, the latter in
-    // 2 % steps: two layers' top-k selections drawn alike differ in which rows they pick (their
-    // durations spread by ~2 % in the detailed mode, glm-5 decode), hardly in the traffic they
-    // make; a gather with other locality (a captured trace's) still runs on its own.
     put(a->rows.size());
-    if (!a->rows.empty()) {
-      std::vector<uint64_t> lines;
-      for (uint32_t row : a->rows) {
-        const uint64_t lo = (a->base + uint64_t(row) * a->row_pitch_bytes) / line_bytes_;
-        const uint64_t hi = (a->base + uint64_t(row) * a->row_pitch_bytes + std::max(a->row_bytes, 1u) - 1) / line_bytes_;
-        for (uint64_t l = lo; l <= hi; ++l) lines.push_back(l);
-      }
-      std::sort(lines.begin(), lines.end());
-      const auto distinct = double(std::unique(lines.begin(), lines.end()) - lines.begin());
-      put(int32_t(std::floor(std::log(distinct) / std::log(1.02))));
-    }
   }
+  // The kernel's gathers are summarised by their rows (above) and the lines those rows touch, in 2 %
+  // steps: summed over the gathers' rows (how each row splits into lines) and distinct over the
+  // whole kernel (what its CTAs share in the L2; a record's CTAs are counted once). Two layers' top-k selections drawn alike differ in which rows they
+  // pick (their durations spread by ~2 % in the detailed mode, glm-5 decode), hardly in the traffic
+  // they make; per CTA, 2 % steps of a few hundred lines would tell most such layers apart. A gather
+  // with other locality (a captured trace's) still runs on its own.
+  struct Span {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    std::vector<uint64_t> bits;
+  };
+  std::map<uint32_t, Span> touched;  // per tensor: the lines the kernel's gathers touch, as a bitmap
+  double row_lines = 0;
+  auto for_each_line = [this](const AccessRecord& a, auto&& f) {
+    for (uint32_t row : a.rows) {
+      const uint64_t start = a.base + uint64_t(row) * a.row_pitch_bytes;
+      for (uint64_t l = start / line_bytes_; l <= (start + std::max(a.row_bytes, 1u) - 1) / line_bytes_; ++l) f(l);
+    }
+  };
+  for (const AccessRecord* a : k.accesses) {
+    if (a->rows.empty()) continue;
+    Span& sp = touched[a->tensor];
+    double lines = 0;
+    for_each_line(*a, [&](uint64_t l) {
+      sp.lo = std::min(sp.lo, l);
+      sp.hi = std::max(sp.hi, l);
+      ++lines;
+    });
+    row_lines += lines * double(a->cta_count);
+  }
+  if (touched.empty()) return sig;
+  double distinct = 0;
+  for (auto& [tensor, sp] : touched) sp.bits.assign((sp.hi - sp.lo) / 64 + 1, 0);
+  for (const AccessRecord* a : k.accesses) {
+    if (a->rows.empty()) continue;
+    Span& sp = touched[a->tensor];
+    for_each_line(*a, [&](uint64_t l) { sp.bits[(l - sp.lo) / 64] |= uint64_t(1) << ((l - sp.lo) % 64); });
+  }
+  for (const auto& [tensor, sp] : touched)
+    for (uint64_t w : sp.bits) distinct += double(__builtin_popcountll(w));
+  put(int32_t(std::floor(std::log(row_lines) / std::log(1.02))));
+  put(int32_t(std::floor(std::log(distinct) / std::log(1.02))));
   return sig;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
+#include <tuple>
 
 #include "models/sm/sm_array.hpp"
 #include "sim/engine/replay.hpp"
@@ -357,6 +358,36 @@ TEST(Replay, FastModeMatchesGathersByTrafficNotByWhichRowsTheyPick) {
   test::FakeMemory mem(100.0, 100.0);
   auto out = run_fast(rig, {kernel(0, 1), kernel(1, 1, {0}), kernel(2, 1, {1})},
                       {gather(0, 0, 3, 256), gather(1, 1000, 5, 256), gather(2, 0, 1, 128)}, mem, true);
+  EXPECT_EQ(out.kernels[0].simulated, "all");
+  EXPECT_EQ(out.kernels[1].simulated, "reused");
+  EXPECT_EQ(out.kernels[2].simulated, "all");
+}
+
+TEST(Replay, FastModeMatchesGathersByTheLinesTheWholeKernelTouches) {
+  // Kernels of 4 CTAs, each CTA gathering 64 rows of 256 B (two lines each). A's CTAs pick disjoint
+  // rows (512 distinct lines); B does the same elsewhere and reuses A's duration; C's four CTAs all
+  // pick the same 64 rows: as many lines per CTA, but 128 distinct in the kernel (what its CTAs
+  // share in the L2), so it runs on its own.
+  Rig rig;
+  auto gathers = [](uint32_t kernel, uint32_t first_row, bool shared) {
+    std::vector<AccessRecord> out;
+    for (uint32_t cta = 0; cta < 4; ++cta) {
+      AccessRecord g;
+      g.kernel = kernel;
+      g.cta_first = cta;
+      g.kind = AccessRecord::Kind::gather;
+      g.row_bytes = 256;
+      g.row_pitch_bytes = 256;
+      for (uint32_t i = 0; i < 64; ++i) g.rows.push_back(first_row + (shared ? 0 : cta * 1000) + i * 3);
+      out.push_back(g);
+    }
+    return out;
+  };
+  std::vector<AccessRecord> as;
+  for (const auto& [kernel, row, shared] : {std::tuple{0u, 0u, false}, {1u, 50000u, false}, {2u, 0u, true}})
+    for (const AccessRecord& g : gathers(kernel, row, shared)) as.push_back(g);
+  test::FakeMemory mem(100.0, 100.0);
+  auto out = run_fast(rig, {kernel(0, 4), kernel(1, 4, {0}), kernel(2, 4, {1})}, as, mem, true);
   EXPECT_EQ(out.kernels[0].simulated, "all");
   EXPECT_EQ(out.kernels[1].simulated, "reused");
   EXPECT_EQ(out.kernels[2].simulated, "all");
