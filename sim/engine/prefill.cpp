@@ -116,8 +116,10 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
         break;
       }
 
-  // Simulate the sampled chunks: independent runs, on `workers` threads, each result stored under
-  // its chunk's index (the same result whatever the count). The first error is rethrown.
+  // Simulate the sampled chunks: the first alone, then the others on `workers` threads, each result
+  // stored under its chunk's index (the same result whatever the count). The others start from the
+  // first one's segment memos: its weight GEMMs repeat in theirs, kernels over the context do not
+  // (their tensors' sizes differ). The first error is rethrown.
   std::vector<size_t> todo;
   for (size_t i = 0; i < chunks.size(); ++i)
     if (chunks[i].simulated) todo.push_back(i);
@@ -125,27 +127,33 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   std::vector<std::exception_ptr> errors(todo.size());
   std::atomic<size_t> next{0}, started{0};
   std::mutex progress_mutex;
-  const auto worker = [&] {
-    for (size_t j; (j = next.fetch_add(1)) < todo.size();) {
-      const PrefillChunk& c = chunks[todo[j]];
-      if (spec.progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        spec.progress(started++, todo.size(), c.index);
-      }
-      RunSpec s = base;
-      s.step.context = c.end;
-      s.step.chunk_tokens = uint32_t(c.end - c.begin);
-      s.timeline.clear();
-      s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
-                   s.sets.end());  // applied above; a chunk's own context and size win
-      try {
-        results[j] = simulate(s);
-      } catch (...) {
-        errors[j] = std::current_exception();
-      }
+  auto first_memos = std::make_shared<SegmentLibrary>();
+  const auto run_one = [&](size_t j) {
+    const PrefillChunk& c = chunks[todo[j]];
+    if (spec.progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      spec.progress(started++, todo.size(), c.index);
+    }
+    RunSpec s = base;
+    s.step.context = c.end;
+    s.step.chunk_tokens = uint32_t(c.end - c.begin);
+    s.timeline.clear();
+    s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
+                 s.sets.end());  // applied above; a chunk's own context and size win
+    if (j == 0) s.kept_segments = first_memos;
+    else s.inherited_segments = first_memos;
+    try {
+      results[j] = simulate(s);
+    } catch (...) {
+      errors[j] = std::current_exception();
     }
   };
-  const size_t threads = std::max<size_t>(1, std::min<size_t>(spec.workers, todo.size()));
+  const auto worker = [&] {
+    for (size_t j; (j = next.fetch_add(1)) < todo.size();) run_one(j);
+  };
+  run_one(0);
+  next = 1;
+  const size_t threads = std::max<size_t>(1, std::min<size_t>(spec.workers, todo.size() - 1));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
@@ -216,7 +224,8 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   for (const auto& [i, r] : runs) roof += r.roofline_ns;  // of the simulated chunks only: a lower bound
   R.roofline_ns = roof;
   R.config["prefill"] = {{"context", base.step.context}, {"chunk", T}, {"chunks", chunks.size()},
-                         {"sampled_chunks", spec.sampled_chunks}, {"simulated", runs.size()}};
+                         {"sampled_chunks", spec.sampled_chunks}, {"simulated", runs.size()},
+                         {"segment_memos_from_chunk", base.reuse ? nlohmann::json(chunks[todo.front()].index) : nlohmann::json()}};
   R.config["step"]["context"] = base.step.context;  // the prompt's, not its last chunk's
   R.config["step"]["chunk_tokens"] = T;
   R.config["step"]["prefill_whole"] = true;

@@ -122,7 +122,8 @@ void Engine::prepare() {
     k.sample_first = r.cta_count() - k.ctas_simulated;
     ctas_total_ += k.ctas_simulated;
   }
-  reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, proc_.line_bytes(), proc_.kernel_launch_ps());
+  reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, in_.tensor_bytes, proc_.line_bytes(),
+                                          proc_.kernel_launch_ps(), opt_.inherited_segments);
 }
 
 void Engine::kernel_ready(uint32_t kid, Tick now) {
@@ -278,6 +279,7 @@ ReplayOutput Engine::results(Tick now) {
     out.kernels.push_back(std::move(kr));
   }
   timeline_.write(out.kernels);
+  if (opt_.keep_segments) out.segments = reuse_->library();
   return out;
 }
 

@@ -15,6 +15,7 @@
 
 #include "models/common/processor.hpp"
 #include "sim/engine/run_result.hpp"
+#include "sim/engine/segment_reuse.hpp"
 #include "sim/workload/workload.hpp"
 #include "traces/records.hpp"
 
@@ -37,6 +38,10 @@ struct ReplayOptions {
   // simulates every kernel (GLM-5 decode on the H200: the step moves by under 0.25 % at 32K, 128K
   // and 1M tokens).
   bool reuse = true;
+  // Memos of an earlier replay on the same hardware, looked up after this one's own (must outlive
+  // the replay); and whether ReplayOutput::segments gets this replay's.
+  const SegmentLibrary* inherited_segments = nullptr;
+  bool keep_segments = false;
   std::string timeline_path;         // Chrome/Perfetto trace-event JSON, empty = none
   std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done
 };
@@ -48,6 +53,7 @@ struct ReplayOutput {
   uint64_t bytes_read = 0, bytes_written = 0;
   double sm_busy_fraction = 0;       // mean over units of the time a CTA was resident
   double tensor_busy_fraction = 0;   // mean over units of compute-pipe busy time / step time
+  SegmentLibrary segments;           // with ReplayOptions::keep_segments: the memos this replay stored
 };
 
 ReplayOutput replay(model::Processor& processor, const ReplayInput& in, const ReplayOptions& opt);

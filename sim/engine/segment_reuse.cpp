@@ -18,8 +18,8 @@ constexpr size_t kMaxSegmentsPerStart = 16;  // memos kept per first-member sign
 
 std::string SegmentReuse::signature(const KernelState& k) const {
   // Tensors and addresses are left out (the same layer shape at another address, another expert of
-  // the same size), except the region a tensor lives in and an access's alignment within 4 KiB,
-  // which decides how it splits into sectors, lines and fast-mode chunks.
+  // the same size), except a tensor's size and the region it lives in, and an access's alignment
+  // within 4 KiB, which decides how it splits into sectors, lines and fast-mode chunks.
   std::string sig;
   auto put = [&sig](const auto& v) { sig.append(reinterpret_cast<const char*>(&v), sizeof v); };
   const auto& r = *k.rec;
@@ -37,6 +37,7 @@ std::string SegmentReuse::signature(const KernelState& k) const {
     put(a->kind);
     put(a->write);
     put(region_of_[a->tensor]);
+    put(a->tensor < tensor_bytes_.size() ? tensor_bytes_[a->tensor] : 0);
     put(a->base % kAlignmentBytes);
     put(a->cta_stride_bytes);
     put(a->elem_bytes);
@@ -121,11 +122,16 @@ void SegmentReuse::close(const model::ProcessorActivity& activity) {
 }
 
 const SegmentMemo* SegmentReuse::find(uint32_t kid, Tick now) {
+  if (const SegmentMemo* m = find_in(segments_, kid, now)) return m;
+  return inherited_ ? find_in(*inherited_, kid, now) : nullptr;
+}
+
+const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, uint32_t kid, Tick now) {
   // A segment repeats an earlier one if, with the earlier members' durations, the same signatures
   // become ready at the same offsets, and nothing else becomes ready before its last member ends.
   // That is checked by propagating readiness through the dependence graph, changing nothing.
-  auto it = segments_.find(signature_of(kid));
-  if (it == segments_.end()) return nullptr;
+  auto it = lib.find(signature_of(kid));
+  if (it == lib.end()) return nullptr;
   for (const SegmentMemo& memo : it->second) {
     std::vector<uint32_t> who(memo.members.size(), UINT32_MAX);
     std::map<uint32_t, std::pair<uint32_t, Tick>> left;   // kernel -> dependences left, last end

@@ -29,15 +29,23 @@ struct SegmentMemo {
   model::Tick span = 0;           // the last member's end, after the segment's start
   model::Tick resident = 0, tensor = 0;  // processor-resident and compute-busy time summed over units
 };
+// Memos by their first member's signature. A replay may start from another's on the same hardware
+// (a whole prefill's chunks: the weight GEMMs of one chunk repeat in the next, while a kernel over
+// the context does not, its tensors being of another size); a memo never changes once stored.
+using SegmentLibrary = std::map<std::string, std::vector<SegmentMemo>>;
 
 class SegmentReuse {
  public:
   // `kernels` is the engine's (dependents, dependences left, signatures); tensor t lives in region
   // region_of[t]; gathers are summarised in lines of `line_bytes`; a kernel becomes ready
   // `launch_gap` after its last dependence ends.
-  SegmentReuse(std::vector<KernelState>& kernels, const std::vector<uint32_t>& region_of, uint32_t line_bytes,
-               model::Tick launch_gap)
-      : k_(kernels), region_of_(region_of), line_bytes_(line_bytes), launch_gap_(launch_gap) {}
+  // `tensor_bytes[t]` is tensor t's size. Memos of `inherited` (may be null; it must outlive the
+  // replay) are looked up after this replay's own.
+  SegmentReuse(std::vector<KernelState>& kernels, const std::vector<uint32_t>& region_of,
+               const std::vector<uint64_t>& tensor_bytes, uint32_t line_bytes, model::Tick launch_gap,
+               const SegmentLibrary* inherited)
+      : k_(kernels), region_of_(region_of), tensor_bytes_(tensor_bytes), line_bytes_(line_bytes),
+        launch_gap_(launch_gap), inherited_(inherited) {}
 
   // Kernel `kid` became ready at `now` with the machine idle (`activity` is the processor's so far):
   // the segment being recorded ends and is stored. If a stored one repeats from here, every later
@@ -50,19 +58,24 @@ class SegmentReuse {
 
   // Raw bytes of every field that decides the kernel's timing, except its addresses.
   std::string signature(const KernelState& k) const;
+  // The memos this replay stored.
+  const SegmentLibrary& library() const { return segments_; }
 
  private:
   const std::string& signature_of(uint32_t kid);
   void close(const model::ProcessorActivity& activity);
   const SegmentMemo* find(uint32_t kid, model::Tick now);
+  const SegmentMemo* find_in(const SegmentLibrary& lib, uint32_t kid, model::Tick now);
 
   std::vector<KernelState>& k_;
   const std::vector<uint32_t>& region_of_;
+  const std::vector<uint64_t>& tensor_bytes_;
   uint32_t line_bytes_;
   model::Tick launch_gap_;
+  const SegmentLibrary* inherited_;
   // Segments by their first member's signature (a stored memo never changes: stand-ins point into
   // its members), and the one being simulated now, if it started idle.
-  std::map<std::string, std::vector<SegmentMemo>> segments_;
+  SegmentLibrary segments_;
   struct Recording {
     bool active = false;
     model::Tick start = 0;

@@ -174,7 +174,10 @@ RunResult simulate(const RunSpec& spec) {
   opt.reuse = spec.reuse;
   opt.timeline_path = spec.timeline;
   opt.progress = spec.progress;
+  opt.inherited_segments = spec.inherited_segments.get();
+  opt.keep_segments = spec.kept_segments != nullptr;
   ReplayOutput out = replay(*L.processor, in, opt);
+  if (spec.kept_segments) *spec.kept_segments = std::move(out.segments);
 
   R.step_ns = out.step_ns;
   R.kernels = std::move(out.kernels);

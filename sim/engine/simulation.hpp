@@ -5,11 +5,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/core/config_load.hpp"
 #include "sim/engine/run_result.hpp"
+#include "sim/engine/segment_reuse.hpp"
 #include "traces/generators/emulate.hpp"
 
 namespace indexsim::sim {
@@ -27,6 +29,10 @@ struct RunSpec {
   std::vector<std::string> sets;        // "hardware.a.b=v", "workload.…", "techniques.…"
   bool fast = false;                    // coarse requests for contiguous runs
   bool reuse = true;                    // repeated segments of kernels are simulated once (both modes)
+  // Segment memos of an earlier run on the same hardware, looked up after the run's own; and, if
+  // set, where the run leaves its own (a whole prefill's first chunk, for the others).
+  std::shared_ptr<const SegmentLibrary> inherited_segments;
+  std::shared_ptr<SegmentLibrary> kept_segments;
   std::string timeline;                 // Perfetto JSON output path, empty = none
   std::function<void(double)> progress;
 };

@@ -79,6 +79,25 @@ TEST(Prefill, TheResultDoesNotDependOnTheNumberOfThreads) {
   for (size_t i = 0; i < a.kernels.size(); ++i) EXPECT_EQ(a.kernels[i].end_ns, b.kernels[i].end_ns) << a.kernels[i].name;
 }
 
+TEST(Prefill, LaterChunksTakeTheFirstChunksWeightKernelsButNotThoseOverTheContext) {
+  // Chunks 0 and 1 of 128 tokens in 64: a GEMM of chunk 1 (same weights, same 64 tokens) repeats
+  // one of chunk 0 and takes its figures; its sparse attention reads a KV cache of another size
+  // (128 tokens against 64) and runs. Without reuse, every kernel runs.
+  const RunResult r = simulate_prefill(tiny(128, 64, 0));
+  EXPECT_EQ(r.config.at("prefill").at("segment_memos_from_chunk"), 0);
+  size_t gemm_reused = 0, attention_run = 0;
+  for (const auto& k : r.kernels) {
+    if (k.name.rfind("C1.", 0) != 0) continue;
+    gemm_reused += k.kind == "gemm" && k.simulated == "reused";
+    attention_run += k.kind == "sparse_attn" && k.simulated != "reused";
+  }
+  EXPECT_GT(gemm_reused, 0u);
+  EXPECT_GT(attention_run, 0u);
+  PrefillSpec alone = tiny(128, 64, 0);
+  alone.run.reuse = false;
+  for (const auto& k : simulate_prefill(alone).kernels) EXPECT_NE(k.simulated, "reused") << k.name;
+}
+
 TEST(Prefill, AContextBeyondTheModelsPositionsIsRefusedUnlessOverridden) {
   PrefillSpec s = tiny(131072, 4096, 2);  // tiny-dsa: max_position_embeddings 65536
   try {
