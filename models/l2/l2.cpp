@@ -38,6 +38,7 @@ L2Params L2Params::from(const config::Node& n) {
 
 L2Cache::L2Cache(const L2Params& p)
     : p_(p), clk_(p.clock_MHz), sets_(p.sets_per_slice()), sectors_per_line_(p.line_B / p.sector_B),
+      by_slices_(std::max(1u, p.slices)), by_sets_(std::max(1u, p.sets_per_slice())),
       lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), slices_(p.slices),
       mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice),
       policy_(ReplacementRegistry::instance().make(p.replacement, 1)),
@@ -60,8 +61,9 @@ uint32_t L2Cache::take(std::vector<T>& pool, std::vector<uint32_t>& free, const 
 
 uint32_t L2Cache::set_base(uint64_t line) const {
   const uint64_t h = mix64(line);
-  const uint32_t slice = static_cast<uint32_t>(h % p_.slices);
-  const uint32_t set = static_cast<uint32_t>((h / p_.slices) % sets_);
+  const uint64_t q = by_slices_.div(h);
+  const auto slice = static_cast<uint32_t>(h - q * p_.slices);
+  const auto set = static_cast<uint32_t>(by_sets_.mod(q));
   return (slice * sets_ + set) * p_.ways;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/fast_div.hpp"
 #include "models/common/replacement.hpp"
 #include "models/common/port.hpp"
 
@@ -97,7 +98,7 @@ class L2Cache : public FrontDevice {
     uint32_t index;
   };
 
-  uint32_t slice_of(uint64_t line) const { return static_cast<uint32_t>(mix64(line) % p_.slices); }
+  uint32_t slice_of(uint64_t line) const { return static_cast<uint32_t>(by_slices_.mod(mix64(line))); }
   uint32_t set_base(uint64_t line) const;
   uint32_t find(uint32_t base, uint64_t line) const;                // the way holding `line`, or kNone
   uint8_t sector_mask(const MemRequest& req, uint64_t line) const;  // sectors of `line` that `req` touches
@@ -116,6 +117,7 @@ class L2Cache : public FrontDevice {
   Clock clk_;
   uint32_t sets_;
   uint32_t sectors_per_line_;
+  FastDiv by_slices_, by_sets_;   // the line hash's slice and set
   Downstream down_;
   EventHeap<Event> events_;
   std::vector<Line> lines_;

@@ -23,7 +23,7 @@ CrossbarParams CrossbarParams::from(const config::Node& n) {
 }
 
 Crossbar::Crossbar(const CrossbarParams& p)
-    : p_(p), clk_(p.clock_MHz),
+    : p_(p), clk_(p.clock_MHz), by_ports_(std::max(1u, p.memory_ports)),
       sm_up_free_(p.sm_ports, 0), sm_down_free_(p.sm_ports, 0),
       mem_up_free_(p.memory_ports, 0), mem_down_free_(p.memory_ports, 0),
       in_flight_(p.sm_ports, 0) {}
@@ -68,7 +68,7 @@ Tick Crossbar::through_memory_ports(const Flight& f, Tick t, std::vector<Tick>& 
     const uint64_t lo = std::max<uint64_t>(f.addr, line * p_.line_B);
     const uint64_t hi = std::min<uint64_t>(stop, (line + 1) * p_.line_B);
     const auto bytes = static_cast<uint32_t>(data ? hi - lo : p_.header_B);
-    Tick& free = port_free[mix64(line) % p_.memory_ports];
+    Tick& free = port_free[by_ports_.mod(mix64(line))];
     const Tick start = std::max(t, free);
     free = start + occupancy(bytes);
     port_wait_ps_ += start - t;

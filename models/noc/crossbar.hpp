@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/common/fast_div.hpp"
 #include "models/common/port.hpp"
 
 namespace indexsim::model {
@@ -69,6 +70,7 @@ class Crossbar : public FrontDevice {
 
   CrossbarParams p_;
   Clock clk_;
+  FastDiv by_ports_;  // a line's memory port: its hash modulo memory_ports
   Downstream down_;
   EventHeap<Event> events_;
   std::vector<Flight> flights_;

@@ -52,7 +52,7 @@ bool steady_end(const std::vector<Tick>& marks, Tick start, double waves, double
   const double all = line_end(marks, 0, n, waves, min_ps_per_wave);
   const double span = (all - double(start)) * rule.steady_tolerance;
   // Without the first mark; without the latest one, and two.
-  for (const auto [from, to] : {std::pair<size_t, size_t>{1, n}, {0, n - 1}, {0, n - 2}})
+  for (const auto& [from, to] : {std::pair<size_t, size_t>{1, n}, {0, n - 1}, {0, n - 2}})
     if (std::abs(line_end(marks, from, to, waves, min_ps_per_wave) - all) > span) return false;
   return true;
 }

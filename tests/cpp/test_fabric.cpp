@@ -193,7 +193,9 @@ TEST(StepCommunication, EveryLayerAllReducesAndTheLogitsAreGathered) {
     ar += k.kind == trace::KernelKind::all_reduce;
     ag += k.kind == trace::KernelKind::all_gather;
     ep += k.kind == trace::KernelKind::ep_dispatch || k.kind == trace::KernelKind::ep_combine;
-    if (trace::is_communication(k.kind)) EXPECT_GT(k.wait_ns, 0u) << k.name;
+    if (trace::is_communication(k.kind)) {
+      EXPECT_GT(k.wait_ns, 0u) << k.name;
+    }
   }
   // Attention TP 8 and EP 8 on the same GPUs: an all-reduce after attention and after the MLP.
   EXPECT_EQ(ar, 2 * m.layers.size());

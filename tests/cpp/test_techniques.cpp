@@ -22,9 +22,9 @@ trace::ModelShape shape_with(const std::string& workload, const std::string& tec
 uint64_t bytes_of(const trace::TraceData& t, TensorClass c, const std::string& name_suffix = "") {
   uint64_t s = 0;
   for (const auto& x : t.tensors)
-    if (x.cls == c && (name_suffix.empty() || x.name.size() >= name_suffix.size() &&
-                                                  x.name.compare(x.name.size() - name_suffix.size(), name_suffix.size(),
-                                                                 name_suffix) == 0))
+    if (x.cls == c && (name_suffix.empty() || (x.name.size() >= name_suffix.size() &&
+                                                   x.name.compare(x.name.size() - name_suffix.size(), name_suffix.size(),
+                                                                  name_suffix) == 0)))
       s += x.bytes;
   return s;
 }
