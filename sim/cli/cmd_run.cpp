@@ -16,13 +16,17 @@ namespace {
 
 const char* kUsage =
     "usage: indexsim run --hardware NAME|FILE (--workload NAME|FILE [--phase decode|prefill|chunk] [--context N]\n"
-    "         [--batch B] [--queries Q] [--chunk N] [--sampled-chunks K] [--jobs J] [--seed S] | --trace FILE)\n"
+    "         [--batch B] [--queries Q] [--chunk N] [--sampled-chunks K] [--refine-percent P]\n"
+    "         [--max-simulated-chunks M] [--jobs J] [--seed S] | --trace FILE)\n"
     "         [--techniques NAME|FILE] [--set hardware.K=V|workload.K=V|techniques.K=V|step.K=V]... [--fast]\n"
     "         [--no-reuse] [--json] [--kernels] [--timeline FILE] [--db FILE] [--progress]\n"
     "  --phase decode: one decode step; chunk: one prefill chunk of --chunk tokens ending at --context;\n"
     "  prefill: the whole prefill of --context tokens in chunks of --chunk (time to first token), K chunks\n"
-    "  simulated at spread positions and the rest integrated (--sampled-chunks, default 4; 0: every chunk),\n"
-    "  J of them at once on J threads (--jobs, default 1; the result does not depend on J)\n";
+    "  simulated at spread positions and the rest interpolated between them (--sampled-chunks, default 4;\n"
+    "  0: every chunk); where a simulated chunk lies more than P % off the line through its neighbours\n"
+    "  (--refine-percent, default 2) the chunks midway on both sides are simulated too, up to M in all\n"
+    "  (--max-simulated-chunks, default 16); J of them at once on J threads (--jobs, default 1; the\n"
+    "  result does not depend on J)\n";
 
 }  // namespace
 
@@ -67,6 +71,8 @@ int run_cmd(const Args& args) {
     whole_prefill |= args[i] == "--phase=prefill" || (args[i] == "--phase" && i + 1 < args.size() && args[i + 1] == "prefill");
   sim::RunSpec spec = parse_run_spec(ap);
   const uint64_t sampled = ap.u64("--sampled-chunks", 4);
+  const double refine_percent = ap.f64("--refine-percent", 2.0);
+  const uint64_t max_simulated = ap.u64("--max-simulated-chunks", 16);
   const uint64_t jobs = ap.u64("--jobs", 1);
   const bool json = ap.flag("--json");
   const bool kernels = ap.flag("--kernels");
@@ -82,18 +88,21 @@ int run_cmd(const Args& args) {
     ps.run = spec;
     ps.run.progress = nullptr;
     ps.sampled_chunks = uint32_t(sampled);
+    if (!(refine_percent >= 0)) throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) + ": must be >= 0");
+    ps.refine_tolerance = refine_percent / 100;
+    ps.max_simulated_chunks = uint32_t(std::min<uint64_t>(max_simulated, UINT32_MAX));
     ps.workers = uint32_t(std::max<uint64_t>(1, jobs));
-    if (spec.progress) ps.progress = [](size_t i, size_t n, uint64_t c) { std::fprintf(stderr, "\r  chunk %llu (%zu of %zu simulated)", (unsigned long long)c, i + 1, n); };
+    if (spec.progress) ps.progress = [](size_t i, uint64_t c) { std::fprintf(stderr, "\r  chunk %llu (simulated chunk %zu)", (unsigned long long)c, i + 1); };
     std::vector<sim::PrefillChunk> chunks;
     r = sim::simulate_prefill(ps, &chunks);
     if (!json) {
-      std::printf("prefill of %llu tokens in %zu chunks: %zu simulated, the rest on the line through them\n",
+      std::printf("prefill of %llu tokens in %zu chunks: %zu simulated, the rest interpolated between them\n",
                   (unsigned long long)chunks.back().end, chunks.size(), size_t(r.get_metric("simulated_chunks")));
       for (const auto& c : chunks)
         if (c.simulated)
           std::printf("  chunk %5llu [%llu, %llu)  %12.1f us%s\n", (unsigned long long)c.index, (unsigned long long)c.begin,
                       (unsigned long long)c.end, c.time_ns / 1e3,
-                      c.loo_error != 0 ? ("  (line without it: " + std::to_string(100 * c.loo_error).substr(0, 5) + " %)").c_str() : "");
+                      c.loo_error != 0 ? ("  (its neighbours' line: " + std::to_string(100 * c.loo_error).substr(0, 5) + " %)").c_str() : "");
     }
   } else {
     r = sim::simulate(spec);

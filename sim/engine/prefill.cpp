@@ -19,29 +19,6 @@ namespace indexsim::sim {
 
 namespace {
 
-// Least-squares line through (x, y); a flat line through the mean for a single distinct x.
-struct Line {
-  double a = 0, b = 0;
-  double at(double x) const { return a + b * x; }
-};
-Line fit(const std::vector<double>& x, const std::vector<double>& y) {
-  const double n = double(x.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
-  }
-  const double den = n * sxx - sx * sx;
-  Line l;
-  if (n == 0) return l;
-  if (std::abs(den) <= 1e-12 * std::max(1.0, n * sxx)) {
-    l.a = sy / n;
-    return l;
-  }
-  l.b = (n * sxy - sx * sy) / den;
-  l.a = (sy - l.b * sx) / n;
-  return l;
-}
-
 // The workload's shape, its prompt checked against the model's positions.
 trace::ModelShape checked_shape(const RunSpec& spec) {
   if (spec.workload.empty()) throw std::invalid_argument("a whole prefill needs a workload (--workload), not a trace");
@@ -90,6 +67,49 @@ std::vector<PrefillChunk> plan_prefill_chunks(uint64_t context, uint64_t chunk, 
   return c;
 }
 
+ChunkLine refine_chunks(std::vector<PrefillChunk>& chunks, const std::function<bool(const PrefillChunk&)>& on_line,
+                        const PrefillSpec& spec, const std::function<void(const std::vector<size_t>&)>& simulate) {
+  ChunkLine line;
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < chunks.size(); ++i)
+    if (chunks[i].simulated) todo.push_back(i);
+  size_t simulated = 0;
+  for (;;) {
+    simulate(todo);
+    simulated += todo.size();
+    // Each interior simulated chunk against the line through its neighbours.
+    line.at.clear();
+    for (size_t i = 0; i < chunks.size(); ++i)
+      if (chunks[i].simulated && on_line(chunks[i])) line.at.push_back(i);
+    for (size_t j = 1; j + 1 < line.at.size(); ++j) {
+      const PrefillChunk &a = chunks[line.at[j - 1]], &b = chunks[line.at[j + 1]];
+      PrefillChunk& c = chunks[line.at[j]];
+      const double f = double(c.end - a.end) / double(b.end - a.end);
+      c.loo_error = (a.time_ns + f * (b.time_ns - a.time_ns) - c.time_ns) / c.time_ns;
+    }
+    todo.clear();
+    if (spec.sampled_chunks == 0) break;
+    std::set<size_t> more;  // the middles of the gaps around each chunk off its neighbours' line
+    for (size_t j = 1; j + 1 < line.at.size(); ++j) {
+      if (std::abs(chunks[line.at[j]].loo_error) <= spec.refine_tolerance) continue;
+      for (size_t g : {j - 1, j})
+        if (line.at[g + 1] - line.at[g] > 1) more.insert((line.at[g] + line.at[g + 1]) / 2);
+    }
+    for (size_t i : more)
+      if (simulated + todo.size() < spec.max_simulated_chunks) todo.push_back(i);
+    if (todo.empty()) break;
+    for (size_t i : todo) chunks[i].simulated = true;
+    ++line.rounds;
+  }
+  return line;
+}
+
+double ChunkLine::max_error(const std::vector<PrefillChunk>& chunks) const {
+  double e = 0;
+  for (size_t j = 1; j + 1 < at.size(); ++j) e = std::max(e, std::abs(chunks[at[j]].loo_error));
+  return e;
+}
+
 RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* chunks_out) {
   const auto t0 = std::chrono::steady_clock::now();
   RunSpec base = spec.run;
@@ -120,79 +140,60 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   // stored under its chunk's index (the same result whatever the count). The others start from the
   // first one's segment memos: its weight GEMMs repeat in theirs, kernels over the context do not
   // (their tensors' sizes differ). The first error is rethrown.
-  std::vector<size_t> todo;
-  for (size_t i = 0; i < chunks.size(); ++i)
-    if (chunks[i].simulated) todo.push_back(i);
-  std::vector<RunResult> results(todo.size());
-  std::vector<std::exception_ptr> errors(todo.size());
-  std::atomic<size_t> next{0}, started{0};
-  std::mutex progress_mutex;
-  auto first_memos = std::make_shared<SegmentLibrary>();
-  const auto run_one = [&](size_t j) {
-    const PrefillChunk& c = chunks[todo[j]];
-    if (spec.progress) {
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      spec.progress(started++, todo.size(), c.index);
-    }
-    RunSpec s = base;
-    s.step.context = c.end;
-    s.step.chunk_tokens = uint32_t(c.end - c.begin);
-    s.timeline.clear();
-    s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
-                 s.sets.end());  // applied above; a chunk's own context and size win
-    if (j == 0) s.kept_segments = first_memos;
-    else s.inherited_segments = first_memos;
-    try {
-      results[j] = simulate(s);
-    } catch (...) {
-      errors[j] = std::current_exception();
-    }
-  };
-  const auto worker = [&] {
-    for (size_t j; (j = next.fetch_add(1)) < todo.size();) run_one(j);
-  };
-  run_one(0);
-  next = 1;
-  const size_t threads = std::max<size_t>(1, std::min<size_t>(spec.workers, todo.size() - 1));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
   std::map<uint64_t, RunResult> runs;
-  for (size_t j = 0; j < todo.size(); ++j) {
-    chunks[todo[j]].time_ns = results[j].step_ns;
-    runs[chunks[todo[j]].index] = std::move(results[j]);
-  }
+  auto first_memos = std::make_shared<SegmentLibrary>();
+  size_t started = 0;
+  const auto simulate_round = [&](const std::vector<size_t>& todo) {
+    std::vector<RunResult> results(todo.size());
+    std::vector<std::exception_ptr> errors(todo.size());
+    std::atomic<size_t> next{0};
+    std::mutex progress_mutex;
+    const bool seeds = runs.empty();  // the prefill's first chunk leaves its memos for the others
+    const auto run_one = [&](size_t j) {
+      const PrefillChunk& c = chunks[todo[j]];
+      if (spec.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        spec.progress(started++, c.index);
+      }
+      RunSpec s = base;
+      s.step.context = c.end;
+      s.step.chunk_tokens = uint32_t(c.end - c.begin);
+      s.timeline.clear();
+      s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
+                   s.sets.end());  // applied above; a chunk's own context and size win
+      if (seeds && j == 0) s.kept_segments = first_memos;
+      else s.inherited_segments = first_memos;
+      try {
+        results[j] = simulate(s);
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    };
+    const auto worker = [&] {
+      for (size_t j; (j = next.fetch_add(1)) < todo.size();) run_one(j);
+    };
+    if (seeds && !todo.empty()) next = 1, run_one(0);
+    const size_t threads = std::max<size_t>(1, std::min<size_t>(spec.workers, todo.size()));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (size_t j = 0; j < todo.size(); ++j) {
+      chunks[todo[j]].time_ns = results[j].step_ns;
+      runs[chunks[todo[j]].index] = std::move(results[j]);
+    }
+  };
 
-  // The line over the full simulated chunks, per chunk and per kernel kind.
-  std::vector<double> x, y;
-  std::map<std::string, std::vector<double>> kind_y;
+  const ChunkLine line = refine_chunks(chunks, on_line, spec, simulate_round);
+
+  // Per kernel kind, as per chunk: each full chunk between two simulated ones on the line takes
+  // the interpolation between them.
   std::set<std::string> kinds;
   for (const auto& [i, r] : runs)
     for (const auto& k : r.kernels) kinds.insert(k.kind);
-  for (const auto& c : chunks) {
-    if (!c.simulated || !on_line(c)) continue;
-    x.push_back(double(c.end));
-    y.push_back(c.time_ns);
-    for (const auto& kind : kinds) kind_y[kind].push_back(kind_time(runs[c.index], kind));
-  }
-  const Line line = fit(x, y);
-  std::map<std::string, Line> kind_line;
-  for (const auto& [kind, v] : kind_y) kind_line[kind] = fit(x, v);
-
-  // Leave one out: each interior full sampled chunk predicted by the line fitted without it.
-  double max_err = 0;
-  for (size_t i = 1; i + 1 < x.size(); ++i) {
-    std::vector<double> xs, ys;
-    for (size_t j = 0; j < x.size(); ++j)
-      if (j != i) xs.push_back(x[j]), ys.push_back(y[j]);
-    const double err = (fit(xs, ys).at(x[i]) - y[i]) / y[i];
-    max_err = std::max(max_err, std::abs(err));
-    for (auto& c : chunks)
-      if (c.simulated && on_line(c) && double(c.end) == x[i]) c.loo_error = err;
-  }
+  const double max_err = line.max_error(chunks);
 
   // The last chunk's record: its config, components, and the metrics of the state at the full
   // context (footprints, placement); its per-step times are replaced by the prefill's.
@@ -205,7 +206,7 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   double t = 0;
   std::map<std::string, double> kind_total;
   for (auto& c : chunks) {
-    if (!c.simulated) c.time_ns = std::max(0.0, line.at(double(c.end)));
+    if (!c.simulated) c.time_ns = line.between(chunks, c, [](const PrefillChunk& x) { return x.time_ns; });
     if (c.simulated) {
       for (auto k : runs[c.index].kernels) {
         k.name = "C" + std::to_string(c.index) + "." + k.name;
@@ -215,7 +216,8 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
       }
       for (const auto& kind : kinds) kind_total[kind] += kind_time(runs[c.index], kind);
     } else {
-      for (const auto& [kind, l] : kind_line) kind_total[kind] += std::max(0.0, l.at(double(c.end)));
+      for (const auto& kind : kinds)
+        kind_total[kind] += line.between(chunks, c, [&](const PrefillChunk& x) { return kind_time(runs.at(x.index), kind); });
     }
     t += c.time_ns;
   }
@@ -225,7 +227,9 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   R.roofline_ns = roof;
   R.config["prefill"] = {{"context", base.step.context}, {"chunk", T}, {"chunks", chunks.size()},
                          {"sampled_chunks", spec.sampled_chunks}, {"simulated", runs.size()},
-                         {"segment_memos_from_chunk", base.reuse ? nlohmann::json(chunks[todo.front()].index) : nlohmann::json()}};
+                         {"refine_tolerance", spec.refine_tolerance}, {"max_simulated_chunks", spec.max_simulated_chunks},
+                         {"refine_rounds", line.rounds},
+                         {"segment_memos_from_chunk", base.reuse ? nlohmann::json(runs.begin()->first) : nlohmann::json()}};
   R.config["step"]["context"] = base.step.context;  // the prompt's, not its last chunk's
   R.config["step"]["chunk_tokens"] = T;
   R.config["step"]["prefill_whole"] = true;
