@@ -21,13 +21,15 @@ namespace {
 const char* kUsage =
     "usage: indexsim bench speed [--repeat N] [--only NAME] [--list]\n"
     "  the fixed runs below, N times each, interleaved (run 1 of every case, then run 2, ...);\n"
-    "  prints the median wall per case\n";
+    "  prints the median wall per case, and a sampled case's simulated time against its reference\n"
+    "  (vs_all) when both ran\n";
 
 struct Case {
   std::string name, what;
   sim::RunSpec spec;
   bool prefill = false;
   uint32_t sampled = 0;
+  std::string reference;   // the case this one's simulated time is compared with (vs_all)
 };
 
 sim::RunSpec decode(const std::string& workload, uint64_t context) {
@@ -50,7 +52,17 @@ std::vector<Case> cases() {
   p.sets.clear();
   p.step.chunk_tokens = 64;
   v.push_back({"prefill-tiny-all", "tiny-dsa whole prefill of 1024 in 64-token chunks, every chunk", p, true, 0});
-  v.push_back({"prefill-tiny-sampled", "the same, 4 chunks sampled", p, true, 4});
+  v.push_back({"prefill-tiny-sampled", "the same, 4 chunks sampled", p, true, 4, "prefill-tiny-all"});
+  // One real prefill chunk, its long kernels sampled (fast mode) and not (every CTA).
+  sim::RunSpec c = decode("glm-5.3-flash", 16384);
+  c.step.phase = trace::Phase::prefill;
+  c.step.chunk_tokens = 4096;
+  sim::RunSpec every = c;
+  every.sets.push_back("hardware.gpu.fast_mode_sample_waves=1000000");
+  every.sets.push_back("hardware.gpu.fast_mode_min_sample_waves=1000000");
+  v.push_back({"chunk-flash-16k", "GLM-5.3-Flash prefill chunk of 4096 at 16384, H200, fast", c, false, 0,
+               "chunk-flash-16k-all"});
+  v.push_back({"chunk-flash-16k-all", "the same, every CTA simulated (no wave sampling)", every});
   return v;
 }
 
@@ -98,8 +110,8 @@ int bench_speed(const Args& args) {
     std::sort(w.begin(), w.end());
     const double median = w.size() % 2 ? w[w.size() / 2] : 0.5 * (w[w.size() / 2 - 1] + w[w.size() / 2]);
     std::string agree = "";
-    if (c.prefill && c.sampled > 0 && simulated_us.count("prefill-tiny-all"))
-      agree = std::to_string(100 * (simulated_us[c.name] / simulated_us["prefill-tiny-all"] - 1)).substr(0, 5) + " %";
+    if (!c.reference.empty() && simulated_us.count(c.reference))
+      agree = std::to_string(100 * (simulated_us[c.name] / simulated_us[c.reference] - 1)).substr(0, 5) + " %";
     std::printf("%-22s %12.2f %14.1f %12s  %s\n", c.name.c_str(), median, simulated_us[c.name], agree.c_str(), c.what.c_str());
   }
   return 0;
