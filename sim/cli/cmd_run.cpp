@@ -23,8 +23,9 @@ const char* kUsage =
     "  --phase decode: one decode step; chunk: one prefill chunk of --chunk tokens ending at --context;\n"
     "  prefill: the whole prefill of --context tokens in chunks of --chunk (time to first token), K chunks\n"
     "  simulated at spread positions and the rest interpolated between them (--sampled-chunks, default 4;\n"
-    "  0: every chunk); where a simulated chunk lies more than P % off the line through its neighbours\n"
-    "  (--refine-percent, default 2) the chunks midway on both sides are simulated too, up to M in all\n"
+    "  0: every chunk); where a simulated chunk lies off the line through its neighbours by enough to\n"
+    "  move the time to first token by P % (--refine-percent, default 0.5), the chunks midway on both\n"
+    "  sides are simulated too, up to M in all\n"
     "  (--max-simulated-chunks, default 16); J of them at once on J threads (--jobs, default 1; the\n"
     "  result does not depend on J)\n";
 
@@ -71,7 +72,7 @@ int run_cmd(const Args& args) {
     whole_prefill |= args[i] == "--phase=prefill" || (args[i] == "--phase" && i + 1 < args.size() && args[i + 1] == "prefill");
   sim::RunSpec spec = parse_run_spec(ap);
   const uint64_t sampled = ap.u64("--sampled-chunks", 4);
-  const double refine_percent = ap.f64("--refine-percent", 2.0);
+  const double refine_percent = ap.f64("--refine-percent", 0.5);
   const uint64_t max_simulated = ap.u64("--max-simulated-chunks", 16);
   const uint64_t jobs = ap.u64("--jobs", 1);
   const bool json = ap.flag("--json");

@@ -7,11 +7,12 @@
 // the queries see top-k tokens, so the chunks that begin before then are always simulated. A few
 // chunks at spread positions are simulated (the first and the last always); between two simulated
 // full chunks every other one takes the linear interpolation of their times. Where the cost bends
-// (the KV cache spilling to another tier, the scores outgrowing the L2) an interior simulated chunk
-// lies off the line through its neighbours: if by more than `refine_tolerance`, the gaps on both
-// sides get their middle chunk simulated, round after round, up to `max_simulated_chunks`. The
-// estimate's uncertainty is the largest such error left (fit_max_error). sampled_chunks = 0
-// simulates every chunk.
+// (the KV cache spilling to another tier) an interior simulated chunk lies off the line through its
+// neighbours; if that error, over the chunks of the gaps on both sides (half of it on average),
+// would move the time to first token by more than `refine_tolerance` of it, the gaps get their
+// middle chunk simulated, round after round, up to `max_simulated_chunks`. The estimate's
+// uncertainty is the largest chunk error left (fit_max_error). sampled_chunks = 0 simulates every
+// chunk.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,7 @@ namespace indexsim::sim {
 struct PrefillSpec {
   RunSpec run;                   // step.context: the prompt; step.chunk_tokens: the chunk
   uint32_t sampled_chunks = 4;   // chunks simulated at first (0: every chunk)
-  double refine_tolerance = 0.02;     // an interior sampled chunk this far off its neighbours' line is refined around
+  double refine_tolerance = 0.005;    // refine around a chunk whose bend would move the TTFT by this share
   uint32_t max_simulated_chunks = 16; // refinement stops here
   // Chunks simulated side by side, one a thread; each is an independent run, collected by chunk
   // index, so the result is the same bit for bit whatever the count.

@@ -5,6 +5,7 @@
 // estimate agrees with simulating every chunk within the 3 %.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <numeric>
 
 #include "sim/engine/prefill.hpp"
@@ -53,13 +54,16 @@ TEST(PrefillPlan, AChunkLargerThanTheContextIsRefusedNamingBoth) {
 
 TEST(PrefillPlan, RefinementFindsABendAndInterpolatesAroundIt) {
   // 64 chunks of 64 tokens whose time bends at 2048 tokens (a tier filling):
-  //   t(end) = 100 + end up to 2048, then 2148 + 5 (end - 2048).
-  // Four chunks (0, 21, 42, 63) put a straight line over the bend; the chunk at 21 (t 1508) lies 93 %
-  // off the line through 0 and 42 (2916), so the middles on both sides are simulated, and so on until no
-  // interior chunk is 2 % off or 16 are simulated. TTFT then lies within 1 % of the exact sum;
-  // without refinement (at most 4 chunks) more than 3 % off.
-  const auto cost = [](uint64_t end) { return end <= 2048 ? 100.0 + end : 2148.0 + 5.0 * double(end - 2048); };
-  const auto estimate = [&](uint32_t max_simulated, uint32_t* simulated) {
+  //   t(end) = 100 + end up to 2048, then 2148 + 5 (end - 2048); TTFT = 274,688.
+  // Four chunks (0, 21, 42, 63) put a straight line over the bend: the chunk at 21 (t 1508) lies
+  // 93 % off the line through 0 and 42 (2916), which over the 40 chunks of its two gaps would move
+  // the TTFT by ~10 %: the middles on both sides are simulated, and so on until no chunk matters
+  // by 0.5 % or 16 are simulated. TTFT then lies within 1 % of the exact sum; without refinement
+  // (at most 4 chunks) more than 3 % off. A straight cost with 0.5 % jitter per chunk is not a bend:
+  // its 4 chunks stay 4.
+  const auto bent = [](uint64_t end) { return end <= 2048 ? 100.0 + end : 2148.0 + 5.0 * double(end - 2048); };
+  const auto jittery = [](uint64_t end) { return (100.0 + end) * (end / 64 % 2 ? 1.005 : 0.995); };
+  const auto estimate = [](const std::function<double(uint64_t)>& cost, uint32_t max_simulated, uint32_t* simulated) {
     std::vector<PrefillChunk> chunks = plan_prefill_chunks(4096, 64, 4);
     PrefillSpec spec;
     spec.sampled_chunks = 4;
@@ -73,15 +77,20 @@ TEST(PrefillPlan, RefinementFindsABendAndInterpolatesAroundIt) {
     for (const auto& c : chunks) t += c.simulated ? c.time_ns : line.between(chunks, c, [](const PrefillChunk& x) { return x.time_ns; });
     return t;
   };
-  double exact = 0;
-  for (const auto& c : plan_prefill_chunks(4096, 64, 0)) exact += cost(c.end);
-  uint32_t refined_n = 0, plain_n = 0;
-  const double refined = estimate(16, &refined_n), plain = estimate(4, &plain_n);
+  const auto exact = [](const std::function<double(uint64_t)>& cost) {
+    double t = 0;
+    for (const auto& c : plan_prefill_chunks(4096, 64, 0)) t += cost(c.end);
+    return t;
+  };
+  uint32_t refined_n = 0, plain_n = 0, jitter_n = 0;
+  const double refined = estimate(bent, 16, &refined_n), plain = estimate(bent, 4, &plain_n);
   EXPECT_EQ(plain_n, 4u);
   EXPECT_GT(refined_n, 4u);
   EXPECT_LE(refined_n, 16u);
-  EXPECT_NEAR(refined / exact, 1.0, 0.01) << refined << " against " << exact;
-  EXPECT_GT(std::abs(plain / exact - 1.0), 0.03) << plain << " against " << exact;
+  EXPECT_NEAR(refined / exact(bent), 1.0, 0.01) << refined << " against " << exact(bent);
+  EXPECT_GT(std::abs(plain / exact(bent) - 1.0), 0.03) << plain << " against " << exact(bent);
+  EXPECT_NEAR(estimate(jittery, 16, &jitter_n) / exact(jittery), 1.0, 0.01);
+  EXPECT_EQ(jitter_n, 4u);
 }
 
 TEST(Prefill, SampledTimeToFirstTokenAgreesWithEveryChunkSimulated) {
