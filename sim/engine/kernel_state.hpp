@@ -30,13 +30,13 @@ struct KernelState {
   // not is latency-bound: a chunk frees its window entries when its slowest line returns, which
   // slows a lone CTA's stream by ~20 %, so its requests stay line-sized.
   bool coarse = false;
-  // Fast mode, a kernel of more waves than a sample needs marks (may_stop): when each whole number
-  // of waves' worth of CTAs had ended, while the machine was still full (before the last sampled
-  // CTA started).
-  bool may_stop = false;
+  // Sampled kernels: when each whole number of waves' worth of CTAs had ended, while the machine
+  // was still full (before the last sampled CTA started); whether the sample may stop once those
+  // marks are steady (sampling.hpp), and the CTAs it then never started, warmed when the others end.
   std::vector<model::Tick> wave_done;
-  uint64_t sample_first = 0;      // the sample's first CTA in the grid
-  uint64_t unstarted = 0;         // a sample stopped early: its last CTAs, warmed when the others end
+  uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: not sampled)
+  bool may_stop = false;
+  uint64_t unstarted = 0;
   int per_unit = 0;
   uint64_t wave = 0;              // CTAs of one full wave: units x per_unit
   uint64_t bytes_read = 0, bytes_written = 0, requests = 0;

@@ -114,14 +114,12 @@ void Engine::prepare() {
     // CTAs (channels) that stream every byte once, whose time does not depend on how their runs are
     // cut (a GEMM's few CTAs share tiles in the L2, where the line matters).
     k.coarse = opt_.fast && (r.cta_count() >= k.wave || trace::is_communication(r.kind));
-    if (opt_.fast) {
-      const model::WaveSampling rule = proc_.wave_sampling();
-      k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, rule.max_waves);
-      // Only a kernel sampled anyway may stop early: one of fewer waves than a sample runs whole
-      // (a 7-wave DeepGEMM shape stopped at 4 of its waves came out 3 % fast).
-      k.may_stop = k.ctas_simulated < r.cta_count() && r.cta_count() > uint64_t(rule.min_waves) * k.wave;
-    }
+    const model::WaveSampling rule = proc_.wave_sampling();
+    if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, rule.max_waves);
     k.sample_first = r.cta_count() - k.ctas_simulated;
+    // Only a sampled kernel may stop early: one of fewer waves than a sample runs whole (a 7-wave
+    // DeepGEMM shape stopped at 4 of its waves came out 3 % fast).
+    k.may_stop = k.sample_first > 0 && r.cta_count() > uint64_t(rule.min_waves) * k.wave;
     ctas_total_ += k.ctas_simulated;
   }
   reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, in_.tensor_bytes, proc_.line_bytes(),
@@ -164,7 +162,7 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   requests_ += e.requests;
   ++ctas_done_;
   ++k.ctas_done;
-  if ((k.may_stop || k.sample_first > 0) && k.ctas_done % k.wave == 0 && !e.all_started) {
+  if (k.sample_first > 0 && k.ctas_done % k.wave == 0 && !e.all_started) {
     k.wave_done.push_back(now);
     if (k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), proc_.wave_sampling())) {
       // The rest of the sample would not move the end: its CTAs not yet started are left out.
