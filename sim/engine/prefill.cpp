@@ -126,8 +126,8 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   const uint64_t T = base.step.chunk_tokens;
   std::vector<PrefillChunk> chunks = plan_prefill_chunks(base.step.context, T, spec.sampled_chunks);
   // Until its queries see top-k tokens, a chunk's sparse attention grows with its position and
-  // then stays: those first chunks are off the line, so they are simulated, and the line is
-  // fitted to the others.
+  // then stays: those first chunks are off the line, so they are simulated, and the others are
+  // interpolated between the simulated ones on it.
   const uint64_t onset = shape.indexer.topk;
   const auto on_line = [&](const PrefillChunk& c) { return c.end - c.begin == T && c.begin >= onset; };
   size_t line_chunks = 0;
