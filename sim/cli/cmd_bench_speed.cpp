@@ -29,7 +29,7 @@ struct Case {
   sim::RunSpec spec;
   bool prefill = false;
   uint32_t sampled = 0;
-  std::string reference;   // the case this one's simulated time is compared with (vs_all)
+  std::string reference = {};  // the case this one's simulated time is compared with (vs_all)
 };
 
 sim::RunSpec decode(const std::string& workload, uint64_t context) {
