@@ -71,9 +71,10 @@ int run_cmd(const Args& args) {
   for (size_t i = 0; i < args.size(); ++i)
     whole_prefill |= args[i] == "--phase=prefill" || (args[i] == "--phase" && i + 1 < args.size() && args[i + 1] == "prefill");
   sim::RunSpec spec = parse_run_spec(ap);
-  const uint64_t sampled = ap.u64("--sampled-chunks", 4);
-  const double refine_percent = ap.f64("--refine-percent", 0.5);
-  const uint64_t max_simulated = ap.u64("--max-simulated-chunks", 16);
+  const sim::PrefillSpec defaults;  // the whole prefill's defaults live with it
+  const uint64_t sampled = ap.u64("--sampled-chunks", defaults.sampled_chunks);
+  const double refine_percent = ap.f64("--refine-percent", 100 * defaults.refine_tolerance);
+  const uint64_t max_simulated = ap.u64("--max-simulated-chunks", defaults.max_simulated_chunks);
   const uint64_t jobs = ap.u64("--jobs", 1);
   const bool json = ap.flag("--json");
   const bool kernels = ap.flag("--kernels");
