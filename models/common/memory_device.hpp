@@ -52,6 +52,10 @@ class MemoryDevice {
   // Unloaded latency of one minimal read, in ps: what a pointer chase through this unit alone sees.
   virtual Tick idle_read_latency_ps() const = 0;
   virtual uint64_t capacity_bytes() const = 0;
+  // Writes complete when accepted (posted). When the last accepted write actually reached its
+  // medium (its data on the DRAM bus), 0 when none did or the device does not know: a trace run
+  // ends at the latest of this and its last completion.
+  virtual Tick last_write_issued_ps() const { return 0; }
   virtual void report(StatSink& sink, const std::string& component) const = 0;
   // Functional warming: leave the state (cache contents) as if `req` had been served, with no
   // timing, traffic or statistics. The fast mode warms with the CTAs it does not simulate, so that

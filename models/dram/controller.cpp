@@ -20,11 +20,17 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
   group_of_.resize(p.banks_per_pc());
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_[b] = static_cast<uint8_t>(b / p.banks_per_group);
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) groups_[group_of_[b]].banks |= uint64_t(1) << b;
-  // Pseudo-channels refresh at staggered phases, as real controllers do, so that an all-bank
-  // refresh never stalls the whole device at once.
-  const Cycle interval = p.refresh == RefreshMode::kAllBank ? p.t.tREFI : p.t.tREFIsb;
+  for (uint32_t g = 0; g < p.groups_per_pc(); ++g) sid_of_group_.push_back(static_cast<uint8_t>(g / p.bank_groups));
+  tRCD_ = {p.t.tRCDRD, p.t.tRCDWR};
+  tCCDR_ = p.t.tCCDR;
+  refresh_if_owed();   // an idle controller may pull refreshes in from the start
+  // Staggered: pseudo-channel i starts i/N of an interval late, as real controllers do, so that an
+  // all-bank refresh never stalls the whole device at once. Simultaneous: all at once.
+  const Cycle interval = p.refresh_interval();
   if (p.refresh != RefreshMode::kNone)
-    ref_due_ = interval + Cycle(index) * interval / std::max<uint32_t>(1, p.pseudo_channels());
+    ref_due_ = interval + (p.refresh == RefreshMode::kAllBankSimultaneous
+                               ? 0
+                               : Cycle(index) * interval / std::max<uint32_t>(1, p.pseudo_channels()));
   replan();
 }
 
@@ -57,18 +63,48 @@ void Controller::hit_changed(int w, uint32_t bank) {
   }
 }
 
-void Controller::use_row_bus(Cycle at) {
-  row_bus_free_ = at + 1;
+void Controller::use_row_bus(Cycle at, Cycle clocks) {
+  row_bus_free_ = at + clocks;
   if (!p_->separate_row_column_buses) col_bus_free_ = row_bus_free_;
 }
 
 void Controller::use_col_bus(Cycle at) {
-  col_bus_free_ = at + 1;
+  col_bus_free_ = at + p_->t.col_bus;
   if (!p_->separate_row_column_buses) row_bus_free_ = col_bus_free_;
 }
 
 void Controller::issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row) {
   if (checker_) checker_->on_command({at, index_, cmd, bank, row});
+}
+
+void Controller::start_refresh(bool pull_in) {
+  ref_pending_ = true;
+  ref_pull_in_ = pull_in;
+  ref_busy_ = queued() > 0;
+  ref_since_ = cur_;
+}
+
+void Controller::refresh_if_owed() {
+  // Postponed refreshes are made up when the queues run dry, or when one more would be too many;
+  // an idle controller pulls refreshes in. Only a refresh, a due one or an emptied queue changes
+  // the answer, so only they ask.
+  if (ref_pending_ || p_->refresh == RefreshMode::kNone) return;
+  const bool idle = queued() == 0;
+  if (ref_owed_ > 0 && (idle || ref_owed_ > p_->refresh_postpone_max)) start_refresh(false);
+  else if (idle && ref_owed_ == 0 && ref_credit_ < p_->refresh_pull_in_max) start_refresh(true);
+}
+
+void Controller::finish_refresh(Cycle at, Cycle blocked_until, uint32_t share) {
+  ref_pending_ = false;
+  ++stats_.refreshes;
+  if (ref_pull_in_) {
+    ++ref_credit_;
+    ++stats_.refreshes_pulled_in;
+  } else {
+    --ref_owed_;
+  }
+  if (ref_busy_) stats_.refresh_stall_cycles += (blocked_until - std::min(ref_since_, at)) / share;
+  refresh_if_owed();
 }
 
 void Controller::catch_up_idle(Cycle now) {
@@ -79,8 +115,8 @@ void Controller::catch_up_idle(Cycle now) {
     step(none);
   }
   if (p_->refresh != RefreshMode::kNone && ref_due_ < now) {
-    const bool all = p_->refresh == RefreshMode::kAllBank;
-    const Cycle interval = all ? p_->t.tREFI : p_->t.tREFIsb;
+    const bool all = p_->all_bank_refresh();
+    const Cycle interval = p_->refresh_interval();
     const Cycle keep = all ? 2 : p_->banks_per_pc() + 2;
     const Cycle behind = (now - ref_due_) / interval;
     if (behind > keep) {
@@ -99,7 +135,11 @@ void Controller::catch_up_idle(Cycle now) {
 
 void Controller::enqueue(const Chunk& c, Cycle now) {
   const bool was_idle = queued() == 0;
-  if (was_idle) catch_up_idle(now);
+  if (was_idle) {
+    catch_up_idle(now);
+    // A refresh pulled in but not yet issued gives way to the work that arrived.
+    if (ref_pending_ && ref_pull_in_) ref_pending_ = false;
+  }
   cur_ = std::max(cur_, now);
   const int w = c.write ? 1 : 0;
   Bank& bk = banks_[c.bank];
@@ -129,10 +169,10 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
 
 void Controller::replan() {
   const Cycle cur = cur_;
-  if (ref_pending_ && p_->refresh == RefreshMode::kAllBank) {
+  if (ref_pending_ && p_->all_bank_refresh()) {
     // Everything waits for the refresh: close all banks, then REF once tRP has passed everywhere.
     bool any_open = false;
-    Cycle pre_at = std::max(cur, row_bus_free_), ref_at = pre_at;
+    Cycle pre_at = std::max({cur, row_bus_free_, pre_ready_}), ref_at = std::max(cur, row_bus_free_);
     for (const Bank& b : banks_) {
       if (b.open_row != kClosed) {
         any_open = true;
@@ -158,6 +198,8 @@ void Controller::replan() {
   const Cycle col_pc = std::max({cur, col_ready_[w], col_bus_free_});
   const Cycle row_pc = std::max(cur, row_bus_free_);
   const Cycle act_pc = std::max({row_pc, act_ready_, faw_ready()});
+  const Cycle pre_pc = std::max(row_pc, pre_ready_);
+  const Cycle rcd = tRCD_[w];
   Cycle col_at = kNoCycle, row_at = kNoCycle;
   uint64_t col_seq = ~uint64_t(0), row_seq = ~uint64_t(0);
   uint32_t col_bank = 0, row_bank = 0;
@@ -179,13 +221,13 @@ void Controller::replan() {
     rest &= ~g.banks;
     const Cycle ready = std::max(col_pc, g.col_ready[w]);
     const uint32_t o = g.oldest[w];
-    if ((in_group >> o & 1) && banks_[o].col_ready <= ready) {
+    if ((in_group >> o & 1) && banks_[o].act_at + rcd <= ready) {
       take_col(ready, banks_[o].hit_seq[w], o);
       continue;
     }
     for (uint64_t m = in_group; m != 0; m &= m - 1) {
       const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
-      take_col(std::max(ready, banks_[b].col_ready), banks_[b].hit_seq[w], b);
+      take_col(std::max(ready, banks_[b].act_at + rcd), banks_[b].hit_seq[w], b);
     }
   }
   bool row_open = false;
@@ -194,7 +236,7 @@ void Controller::replan() {
     const auto b = static_cast<uint32_t>(__builtin_ctzll(m));
     const Bank& bk = banks_[b];
     const bool open = bk.open_row != kClosed;
-    const Cycle pre = std::max(row_pc, bk.pre_ready);
+    const Cycle pre = std::max(pre_pc, bk.pre_ready);
     const Cycle act = std::max({act_pc, bk.act_ready, groups_[group_of_[b]].act_ready});
     const Cycle at = open ? pre : act;
     const uint64_t seq = bk.head_seq[w];
@@ -209,7 +251,8 @@ void Controller::replan() {
     // The bank under refresh goes before any other row command that is ready no earlier.
     const Bank& bk = banks_[ref_bank_];
     const bool open = bk.open_row != kClosed;
-    const Cycle at = std::max(row_pc, open ? bk.pre_ready : bk.act_ready);
+    const Cycle at = open ? std::max(pre_pc, bk.pre_ready)
+                          : std::max({row_pc, bk.act_ready, refsb_ready_});
     if (at <= row_at) row_at = at, row_bank = ref_bank_, row_kind = open ? Kind::kPreForRef : Kind::kRefSb;
   }
   plan_ = col_at <= row_at ? Plan{col_at, col_at == kNoCycle ? Kind::kNone : Kind::kCol, col_bank}
@@ -220,13 +263,21 @@ void Controller::replan() {
 void Controller::step(std::vector<ChunkDone>& done) {
   const Timing& T = p_->t;
   const Plan pl = plan_;
-  const Cycle t = pl.at;
+  // A due refresh planned while one was pending may lie behind: time never runs back.
+  const Cycle t = std::max(pl.at, cur_);
   cur_ = t;
   switch (pl.kind) {
     case Kind::kNone:
       return;
     case Kind::kRefDue:
-      ref_pending_ = true;
+      ref_due_ += p_->refresh_interval();
+      if (ref_credit_ > 0) {   // pulled in already
+        --ref_credit_;
+      } else {
+        ++ref_owed_;
+        if (queued() > 0 && ref_owed_ <= p_->refresh_postpone_max) ++stats_.refreshes_postponed;
+      }
+      refresh_if_owed();
       break;
     case Kind::kPreAll:
       for (uint32_t i = 0; i < banks_.size(); ++i) {
@@ -242,16 +293,15 @@ void Controller::step(std::vector<ChunkDone>& done) {
         hit_changed(1, i);
         ++stats_.precharges;
       }
-      use_row_bus(t);
+      pre_ready_ = t + T.tPPD;
+      use_row_bus(t, T.row_bus);
       issue(Cmd::kPreAll, t, 0, 0);
       break;
     case Kind::kRef:
       for (Bank& b : banks_) b.act_ready = std::max(b.act_ready, t + T.tRFC);
-      use_row_bus(t);
+      use_row_bus(t, T.row_bus);
       issue(Cmd::kRef, t, 0, 0);
-      ++stats_.refreshes;
-      ref_pending_ = false;
-      ref_due_ += T.tREFI;
+      finish_refresh(t, t + T.tRFC, 1);
       break;
     case Kind::kPreForRef:
     case Kind::kPre: {
@@ -266,19 +316,20 @@ void Controller::step(std::vector<ChunkDone>& done) {
       hit_changed(1, pl.bank);
       closed_for_conflict_ = pl.kind == Kind::kPre ? closed_for_conflict_ | bit : closed_for_conflict_ & ~bit;
       ++stats_.precharges;
-      use_row_bus(t);
+      pre_ready_ = t + T.tPPD;
+      use_row_bus(t, T.row_bus);
       issue(Cmd::kPre, t, pl.bank, 0);
       break;
     }
     case Kind::kRefSb: {
       Bank& b = banks_[pl.bank];
       b.act_ready = std::max(b.act_ready, t + T.tRFCsb);
-      use_row_bus(t);
+      refsb_ready_ = t + T.tRREFD;
+      act_ready_ = std::max(act_ready_, t + T.tRREFD);
+      use_row_bus(t, T.row_bus);
       issue(Cmd::kRefSb, t, pl.bank, 0);
-      ++stats_.refreshes;
-      ref_pending_ = false;
+      finish_refresh(t, t + T.tRFCsb, p_->banks_per_pc());
       ref_bank_ = (ref_bank_ + 1) % p_->banks_per_pc();
-      ref_due_ += T.tREFIsb;
       break;
     }
     case Kind::kAct: {
@@ -290,7 +341,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
       b.open_row = int32_t(e.row);
       if (!e.started) e.cls = closed_for_conflict_ & bit ? 2 : 1;
       closed_for_conflict_ &= ~bit;
-      b.col_ready = std::max(b.col_ready, t + T.tRCD);
+      b.act_at = t;
       b.pre_ready = std::max(b.pre_ready, t + T.tRAS);
       b.act_ready = std::max(b.act_ready, t + T.tRC);
       g.act_ready = std::max(g.act_ready, t + T.tRRD_L);
@@ -299,7 +350,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
       faw_head_ = (faw_head_ + 1) % 4;
       ++acts_seen_;
       ++stats_.activates;
-      use_row_bus(t);
+      use_row_bus(t, T.act_bus);
       issue(Cmd::kAct, t, pl.bank, e.row);
       find_hit(0, pl.bank, 0);
       find_hit(1, pl.bank, 0);
@@ -325,6 +376,11 @@ void Controller::step(std::vector<ChunkDone>& done) {
         const Cycle to_write = plus_minus(t, T.tCL + T.burst + T.turnaround, T.tCWL);
         g.col_ready[1] = std::max(g.col_ready[1], to_write);
         col_ready_[1] = std::max(col_ready_[1], to_write);
+        if (tCCDR_) {   // tCCDR: the next read to another stack ID; kept in the groups, so planning pays nothing
+          const uint8_t sid = sid_of_group_[group_of_[pl.bank]];
+          for (uint32_t gi = 0; gi < groups_.size(); ++gi)
+            if (sid_of_group_[gi] != sid) groups_[gi].col_ready[0] = std::max(groups_[gi].col_ready[0], t + tCCDR_);
+        }
         ++stats_.read_bursts;
       } else {
         b.pre_ready = std::max(b.pre_ready, t + T.tCWL + T.burst + T.tWR);
@@ -334,6 +390,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
         const Cycle bus = plus_minus(t, T.tCWL + T.burst + T.turnaround, T.tCL);
         col_ready_[0] = std::max({col_ready_[0], t + T.tCWL + T.burst + T.tWTR_S, bus});
         ++stats_.write_bursts;
+        stats_.last_write_end = std::max(stats_.last_write_end, t + T.tCWL + T.burst);
       }
       use_col_bus(t);
       issue(w == 0 ? Cmd::kRd : Cmd::kWr, t, pl.bank, e.row);
@@ -343,7 +400,8 @@ void Controller::step(std::vector<ChunkDone>& done) {
         find_hit(w, pl.bank, index);  // the erased entry was the oldest hit
         if (!q.empty()) b.head_seq[w] = q.front().seq;
         if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);
-        --count_[w];
+        if (--count_[w] == 0 && queued() == 0 && (ref_owed_ > 0 || ref_credit_ < p_->refresh_pull_in_max))
+          refresh_if_owed();
       }
       break;
     }

@@ -11,8 +11,12 @@
 //     command can issue first; ties go to the oldest (FR-FCFS: a ready row hit beats an older miss);
 //   - row bus: for banks with no row hit, PRE (open bank) or ACT (closed bank) for the oldest
 //     request of that bank, earliest first, ties to the oldest;
-//   - refresh: all-bank (PREA, then REF; blocks the pseudo-channel for tRFC every tREFI) or
-//     per-bank (one bank every tREFIsb, round robin; blocks that bank for tRFCsb).
+//   - refresh: all-bank (PREA, then REF; blocks the pseudo-channel for tRFC every tREFI, at the
+//     same clock in every pseudo-channel or staggered) or per-bank (one bank every tREFIsb, round
+//     robin; blocks that bank for tRFCsb). A due refresh may be postponed while requests are
+//     queued (up to refresh_postpone_max owed; owed ones are made up as soon as the queues run dry,
+//     or when one more would exceed the limit) and pulled in while idle (up to refresh_pull_in_max
+//     ahead; each one pulled in cancels a later due one).
 // An open row stays open until a request to another row of that bank needs the bank.
 #pragma once
 
@@ -46,6 +50,12 @@ struct ControllerStats {
   uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
   uint64_t activates = 0, precharges = 0, refreshes = 0;
   uint64_t read_bursts = 0, write_bursts = 0;
+  uint64_t refreshes_postponed = 0, refreshes_pulled_in = 0;
+  // Clocks requests waited for refresh: all-bank, from the refresh taking the pseudo-channel (its
+  // PREA drain) to tRFC after REF; per-bank, the same for the bank, divided by the banks. Only
+  // refreshes that began with requests queued count: an idle refresh delays nobody.
+  uint64_t refresh_stall_cycles = 0;
+  Cycle last_write_end = 0;           // data end of the last write burst issued
 };
 
 class Controller {
@@ -116,7 +126,8 @@ class Controller {
   // device touches each controller about once per clock, so the cost of a command is mostly its
   // cold lines.
   struct alignas(64) Bank {
-    Cycle act_ready = 0, pre_ready = 0, col_ready = 0;
+    Cycle act_ready = 0, pre_ready = 0;
+    Cycle act_at = 0;                      // the last ACT: column commands wait tRCDRD/tRCDWR after it
     // [write]: age (seq) of the oldest entry and of the hit entry: the oldest entry for the open row.
     // Kept up to date where rows open and close and entries come and go, so planning never scans a
     // queue.
@@ -142,8 +153,11 @@ class Controller {
   void issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row);
   void catch_up_idle(Cycle now);
   Cycle faw_ready() const { return acts_seen_ >= 4 ? faw_[faw_head_] + p_->t.tFAW : 0; }
-  void use_row_bus(Cycle at);
+  void use_row_bus(Cycle at, Cycle clocks);
   void use_col_bus(Cycle at);
+  void start_refresh(bool pull_in);
+  void refresh_if_owed();
+  void finish_refresh(Cycle at, Cycle blocked_until, uint32_t share);
 
   const DramParams* p_;
   uint32_t index_;
@@ -151,6 +165,7 @@ class Controller {
   std::vector<Bank> banks_;
   std::vector<BankQueue> queues_;                       // [2 * bank + write]
   std::vector<uint8_t> group_of_;                       // bank -> bank group
+  std::vector<uint8_t> sid_of_group_;                   // bank group -> stack ID
   std::vector<Group> groups_;
   uint64_t closed_for_conflict_ = 0;                    // banks whose last PRE made way for another row
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
@@ -163,12 +178,21 @@ class Controller {
   Cycle act_ready_ = 0;
   std::array<Cycle, 2> col_ready_{0, 0};
   Cycle row_bus_free_ = 0, col_bus_free_ = 0;
+  Cycle pre_ready_ = 0;                                 // tPPD after the last PRE/PREA
+  Cycle refsb_ready_ = 0;                               // tRREFD after the last REFsb
+  std::array<Cycle, 2> tRCD_{0, 0};                     // [write]: tRCDRD, tRCDWR
+  Cycle tCCDR_ = 0;
   std::array<Cycle, 4> faw_{0, 0, 0, 0};
   uint32_t faw_head_ = 0;
   uint64_t acts_seen_ = 0;
 
-  bool ref_pending_ = false;
-  Cycle ref_due_ = kNoCycle;
+  bool ref_pending_ = false;      // a refresh has the pseudo-channel (all-bank) or its bank (per-bank)
+  bool ref_pull_in_ = false;      // ... ahead of schedule
+  bool ref_busy_ = false;         // ... and requests were queued when it began
+  Cycle ref_since_ = 0;
+  Cycle ref_due_ = kNoCycle;      // the next scheduled refresh
+  uint32_t ref_owed_ = 0;         // due, not yet issued (postponed)
+  uint32_t ref_credit_ = 0;       // pulled in, not yet due
   uint32_t ref_bank_ = 0;
 
   Plan plan_;

@@ -141,6 +141,8 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
   return true;
 }
 
+Tick DramDevice::last_write_issued_ps() const { return totals().last_write_end * period_ps_; }
+
 Tick DramDevice::next_command_ps() const {
   return earliest_ == kNoCycle ? kNever : earliest_ * period_ps_;
 }
@@ -185,7 +187,7 @@ void DramDevice::advance(Tick now, std::vector<MemCompletion>& done) {
 
 Tick DramDevice::idle_read_latency_ps() const {
   // A closed bank (the state refresh leaves it in): ACT, then RD, then the burst.
-  return (p_.t.tRCD + p_.t.tCL + p_.t.burst) * period_ps_ + controller_latency_ps_;
+  return (p_.t.tRCDRD + p_.t.tCL + p_.t.burst) * period_ps_ + controller_latency_ps_;
 }
 
 ControllerStats DramDevice::totals() const {
@@ -200,14 +202,20 @@ ControllerStats DramDevice::totals() const {
     s.refreshes += x.refreshes;
     s.read_bursts += x.read_bursts;
     s.write_bursts += x.write_bursts;
+    s.refreshes_postponed += x.refreshes_postponed;
+    s.refreshes_pulled_in += x.refreshes_pulled_in;
+    s.refresh_stall_cycles += x.refresh_stall_cycles;
+    s.last_write_end = std::max(s.last_write_end, x.last_write_end);
   }
   return s;
 }
 
 void DramDevice::report(StatSink& sink, const std::string& component) const {
   const ControllerStats s = totals();
-  const double elapsed_ps = last_done_ > first_arrival_ && first_arrival_ != kNever
-                                ? double(last_done_ - first_arrival_) : 0.0;
+  // Writes are posted: the run lasts until the last write burst is on the bus, not until it was
+  // accepted.
+  const Tick end = std::max(last_done_, s.write_bursts ? s.last_write_end * period_ps_ : Tick(0));
+  const double elapsed_ps = end > first_arrival_ && first_arrival_ != kNever ? double(end - first_arrival_) : 0.0;
   const uint64_t accesses = s.row_hits + s.row_misses + s.row_conflicts;
   auto percentile = [&](double q) {
     uint64_t total = 0;
@@ -224,6 +232,8 @@ void DramDevice::report(StatSink& sink, const std::string& component) const {
   const double busy_ps = double(s.read_bursts + s.write_bursts) * double(p_.t.burst * period_ps_);
   sink.add(component, "reads", double(reads_), "count", "read requests completed");
   sink.add(component, "writes", double(writes_), "count", "write requests accepted (posted)");
+  sink.add(component, "write_bursts_issued", double(s.write_bursts), "count",
+           "write bursts issued to the DRAM (accepted writes still queued are not)");
   sink.add(component, "bytes_read", double(bytes_read_), "bytes", "bytes of read requests accepted");
   sink.add(component, "bytes_written", double(bytes_written_), "bytes", "bytes of write requests accepted");
   sink.add(component, "row_hits", double(s.row_hits), "count", "chunks served from an open row");
@@ -234,15 +244,26 @@ void DramDevice::report(StatSink& sink, const std::string& component) const {
   sink.add(component, "activates", double(s.activates), "count", "ACT commands");
   sink.add(component, "precharges", double(s.precharges), "count", "banks closed by PRE or PREA");
   sink.add(component, "refreshes", double(s.refreshes), "count", "REF (all-bank) or REFsb (per-bank) commands");
-  sink.add(component, "read_latency_mean_ns", reads_ ? latency_sum_ps_ / double(reads_) / 1000.0 : 0.0, "ns",
-           "arrival to last byte, mean");
-  sink.add(component, "read_latency_p50_ns", percentile(0.50), "ns", "median, 1 ns resolution");
-  sink.add(component, "read_latency_p99_ns", percentile(0.99), "ns", "99th percentile, 1 ns resolution");
+  sink.add(component, "refreshes_postponed", double(s.refreshes_postponed), "count",
+           "due refreshes deferred while requests were queued (refresh_postpone_max)");
+  sink.add(component, "refreshes_pulled_in", double(s.refreshes_pulled_in), "count",
+           "refreshes issued ahead of schedule while idle (refresh_pull_in_max)");
+  sink.add(component, "refresh_stall_ns", double(s.refresh_stall_cycles) * double(period_ps_) / 1000.0 / p_.pseudo_channels(),
+           "ns", "per pseudo-channel: time requests waited for refresh (all-bank: drain + tRFC; per-bank: its bank's share)");
+  // A mean of nothing is not zero: without reads there is no read latency row (n/a), not 0 ns.
+  if (reads_) {
+    sink.add(component, "read_latency_mean_ns", latency_sum_ps_ / double(reads_) / 1000.0, "ns", "arrival to last byte, mean");
+    sink.add(component, "read_latency_p50_ns", percentile(0.50), "ns", "median, 1 ns resolution");
+    sink.add(component, "read_latency_p99_ns", percentile(0.99), "ns", "99th percentile, 1 ns resolution");
+  }
   sink.add(component, "bus_utilisation", elapsed_ps > 0 ? busy_ps / (elapsed_ps * p_.pseudo_channels()) : 0.0,
            "fraction", "data-bus busy time / (pseudo-channels x elapsed)");
   sink.add(component, "bandwidth_GBps",
            elapsed_ps > 0 ? double(bytes_read_ + bytes_written_) / elapsed_ps * 1000.0 : 0.0, "GB/s",
-           "bytes accepted / (last completion - first arrival)");
+           "bytes accepted / (last read completion or write burst - first arrival)");
+  for (size_t i = 0; i < kTimingFieldCount; ++i)
+    sink.add(component, std::string("clocks.") + kTimingFields[i].name, double(p_.t.*kTimingFields[i].field), "tCK",
+             "clocks the run used (a value in ns rounded up to the next clock)");
   sink.add(component, "peak_bandwidth_GBps", peak_bandwidth_GBps(), "GB/s", "pins x data rate");
   sink.add(component, "rejected", double(rejected_), "count", "requests refused by a full queue");
   if (checker_)

@@ -12,7 +12,8 @@
 //
 // Reads complete when the last byte of the last chunk leaves the data bus (plus the configured
 // controller latency). Writes are posted: they complete when the write queue accepts them, and the
-// queue's capacity is the back-pressure.
+// queue's capacity is the back-pressure; last_write_issued_ps() says when the last one reached the
+// DRAM, and the report counts the write bursts issued.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +41,7 @@ class DramDevice : public MemoryDevice {
   void advance(Tick now, std::vector<MemCompletion>& done) override;
   double peak_bandwidth_GBps() const override { return p_.peak_bandwidth_GBps(); }
   Tick idle_read_latency_ps() const override;
+  Tick last_write_issued_ps() const override;
   uint64_t capacity_bytes() const override { return p_.capacity_bytes(); }
   void report(StatSink& sink, const std::string& component) const override;
 

@@ -17,6 +17,28 @@ bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 
+const char* to_string(RefreshMode m) {
+  switch (m) {
+    case RefreshMode::kNone: return "none";
+    case RefreshMode::kAllBankSimultaneous: return "all_bank_simultaneous";
+    case RefreshMode::kAllBankStaggered: return "all_bank_staggered";
+    case RefreshMode::kPerBank: return "per_bank";
+  }
+  return "?";
+}
+
+const NamedCycles kTimingFields[] = {
+    {"tRCDRD", &Timing::tRCDRD}, {"tRCDWR", &Timing::tRCDWR}, {"tCL", &Timing::tCL},       {"tCWL", &Timing::tCWL},
+    {"tRP", &Timing::tRP},       {"tRAS", &Timing::tRAS},     {"tRC", &Timing::tRC},       {"tRRD_S", &Timing::tRRD_S},
+    {"tRRD_L", &Timing::tRRD_L}, {"tFAW", &Timing::tFAW},     {"tCCD_S", &Timing::tCCD_S}, {"tCCD_L", &Timing::tCCD_L},
+    {"tCCDR", &Timing::tCCDR},   {"tWTR_S", &Timing::tWTR_S}, {"tWTR_L", &Timing::tWTR_L}, {"tRTP", &Timing::tRTP},
+    {"tWR", &Timing::tWR},       {"tPPD", &Timing::tPPD},     {"tREFI", &Timing::tREFI},   {"tRFC", &Timing::tRFC},
+    {"tREFIsb", &Timing::tREFIsb}, {"tRFCsb", &Timing::tRFCsb}, {"tRREFD", &Timing::tRREFD},
+    {"act_command", &Timing::act_bus}, {"row_command", &Timing::row_bus}, {"column_command", &Timing::col_bus},
+    {"burst", &Timing::burst},   {"bus_turnaround", &Timing::turnaround},
+};
+const size_t kTimingFieldCount = sizeof(kTimingFields) / sizeof(kTimingFields[0]);
+
 DramParams load_dram_params(const config::Node& n) {
   DramParams p;
   p.stacks = n.req<uint32_t>("stacks", Rule::positive());
@@ -41,10 +63,14 @@ DramParams load_dram_params(const config::Node& n) {
   p.write_low_watermark = n.req<uint32_t>("write_low_watermark", Rule::non_negative());
   p.separate_row_column_buses = n.req<bool>("separate_row_column_buses");
   p.controller_latency_ns = n.req<double>("controller_latency_ns", Rule::non_negative());
-  const auto refresh = n.req<std::string>("refresh", Rule::choice({"all_bank", "per_bank", "none"}));
-  p.refresh = refresh == "all_bank" ? RefreshMode::kAllBank
-            : refresh == "per_bank" ? RefreshMode::kPerBank
-                                    : RefreshMode::kNone;
+  const auto refresh = n.req<std::string>(
+      "refresh", Rule::choice({"all_bank_simultaneous", "all_bank_staggered", "per_bank", "none"}));
+  for (RefreshMode m : {RefreshMode::kNone, RefreshMode::kAllBankSimultaneous, RefreshMode::kAllBankStaggered,
+                        RefreshMode::kPerBank})
+    if (refresh == to_string(m)) p.refresh = m;
+  // JESD79-5 / JESD238: at most 8 refreshes postponed, at most 8 pulled in.
+  p.refresh_postpone_max = n.opt<uint32_t>("refresh_postpone_max", 0, Rule::range(0, 8));
+  p.refresh_pull_in_max = n.opt<uint32_t>("refresh_pull_in_max", 0, Rule::range(0, 8));
   p.check_timing = n.opt<bool>("check_timing", false);
 
   // Cross-field rules, each reported against the key that breaks it.
@@ -77,32 +103,59 @@ DramParams load_dram_params(const config::Node& n) {
                std::to_string(burst_clocks) + ")");
   p.t.burst = static_cast<Cycle>(std::llround(burst_clocks));
 
-  auto ns = [&](const char* key) { return clk.cycles_ceil(n.req<double>(key, Rule::positive())); };
-  p.t.tRCD = ns("tRCD_ns");
-  p.t.tCL = ns("tCL_ns");
-  p.t.tCWL = ns("tCWL_ns");
-  p.t.tRP = ns("tRP_ns");
-  p.t.tRAS = ns("tRAS_ns");
-  p.t.tRC = ns("tRC_ns");
-  p.t.tRRD_S = ns("tRRD_S_ns");
-  p.t.tRRD_L = ns("tRRD_L_ns");
-  p.t.tFAW = ns("tFAW_ns");
-  p.t.tCCD_S = ns("tCCD_S_ns");
-  p.t.tCCD_L = ns("tCCD_L_ns");
-  p.t.tWTR_S = ns("tWTR_S_ns");
-  p.t.tWTR_L = ns("tWTR_L_ns");
-  p.t.tRTP = ns("tRTP_ns");
-  p.t.tWR = ns("tWR_ns");
-  p.t.tREFI = ns("tREFI_ns");
-  p.t.tRFC = ns("tRFC_ns");
-  p.t.tREFIsb = ns("tREFIsb_ns");
-  p.t.tRFCsb = ns("tRFCsb_ns");
+  // A constraint in clocks (`<name>_tCK`) or in ns (`<name>_ns`, rounded up to the next clock: a
+  // controller cannot issue between edges), never both. `fallback` < 0: one of the two is required.
+  auto timing = [&](const std::string& name, int64_t fallback = -1) -> Cycle {
+    const std::string tck = name + "_tCK", ns = name + "_ns";
+    const bool has_tck = n.has(tck), has_ns = n.has(ns);
+    if (has_tck && has_ns) n.fail(tck, std::to_string(n.req<uint64_t>(tck)), "give " + name + " once: in clocks (" + tck + ") or in ns (" + ns + "), not both");
+    if (has_tck) return n.req<uint64_t>(tck, Rule::range(fallback < 0 ? 1 : 0, 1u << 30));
+    if (has_ns) return clk.cycles_ceil(n.req<double>(ns, fallback < 0 ? Rule::positive() : Rule::non_negative()));
+    if (fallback >= 0) return Cycle(fallback);
+    n.fail(ns, "missing", "required: " + name + " in ns (" + ns + ") or in clocks (" + tck + ")");
+    return 0;
+  };
+  // One tRCD, or tRCDRD and tRCDWR (HBM3) apart.
+  const bool split_rcd = n.has("tRCDRD_ns") || n.has("tRCDRD_tCK") || n.has("tRCDWR_ns") || n.has("tRCDWR_tCK");
+  if (split_rcd && (n.has("tRCD_ns") || n.has("tRCD_tCK")))
+    n.fail(n.has("tRCD_ns") ? "tRCD_ns" : "tRCD_tCK", "given with tRCDRD/tRCDWR",
+           "give tRCD (both directions) or tRCDRD and tRCDWR, not both");
+  p.t.tRCDRD = timing(split_rcd ? "tRCDRD" : "tRCD");
+  p.t.tRCDWR = split_rcd ? timing("tRCDWR") : p.t.tRCDRD;
+  p.t.tCL = timing("tCL");
+  p.t.tCWL = timing("tCWL");
+  p.t.tRP = timing("tRP");
+  p.t.tRAS = timing("tRAS");
+  p.t.tRC = timing("tRC");
+  p.t.tRRD_S = timing("tRRD_S");
+  p.t.tRRD_L = timing("tRRD_L");
+  p.t.tFAW = timing("tFAW");
+  p.t.tCCD_S = timing("tCCD_S");
+  p.t.tCCD_L = timing("tCCD_L");
+  p.t.tWTR_S = timing("tWTR_S");
+  p.t.tWTR_L = timing("tWTR_L");
+  p.t.tRTP = timing("tRTP");
+  p.t.tWR = timing("tWR");
+  p.t.tREFI = timing("tREFI");
+  p.t.tRFC = timing("tRFC");
+  p.t.tREFIsb = timing("tREFIsb");
+  p.t.tRFCsb = timing("tRFCsb");
+  // Constraints some standards do not have: absent means no constraint.
+  p.t.tCCDR = timing("tCCDR", 0);
+  p.t.tPPD = timing("tPPD", 0);
+  p.t.tRREFD = timing("tRREFD", 0);
+  // Command-bus occupancy, in clocks only (a standard states it so).
+  p.t.act_bus = n.opt<uint32_t>("act_command_tCK", 1, Rule::range(1, 8));
+  p.t.row_bus = n.opt<uint32_t>("row_command_tCK", 1, Rule::range(1, 8));
+  p.t.col_bus = n.opt<uint32_t>("column_command_tCK", 1, Rule::range(1, 8));
   p.t.turnaround = n.req<uint32_t>("bus_turnaround_tCK", Rule::non_negative());
 
   if (p.t.tCCD_S < p.t.burst)
     n.fail("tCCD_S_ns", std::to_string(p.t.tCCD_S) + " clocks",
            "must cover one burst (" + std::to_string(p.t.burst) + " clocks) on the data bus");
-  if (p.refresh == RefreshMode::kAllBank && p.t.tRFC >= p.t.tREFI)
+  if (p.t.col_bus > p.t.tCCD_S)
+    n.fail("column_command_tCK", std::to_string(p.t.col_bus), "must not exceed tCCD_S (" + std::to_string(p.t.tCCD_S) + " clocks)");
+  if (p.all_bank_refresh() && p.t.tRFC >= p.t.tREFI)
     n.fail("tRFC_ns", std::to_string(p.t.tRFC) + " clocks", "must be < tREFI");
   return p;
 }

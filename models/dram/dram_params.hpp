@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parameters of the DRAM timing core (HBM2e, HBM3, HBM3E and DDR5 share one model; presets differ
-// only in these values). Every constraint is read in ns from YAML and rounded up to whole command
-// clocks once, here, so the controller works in integer cycles.
+// only in these values). Every constraint is given either in clocks (`<name>_tCK`, as a standard
+// states most of them) or in ns (`<name>_ns`, rounded up to whole command clocks once, here), so
+// the controller works in integer cycles; the device reports the clocks it used.
 #pragma once
 
 #include <cstdint>
@@ -13,15 +14,34 @@ namespace indexsim::model::dram {
 
 using Cycle = uint64_t;
 
-enum class RefreshMode { kNone, kAllBank, kPerBank };
+// all_bank_simultaneous: every pseudo-channel refreshes at the same clock (Ramulator 2);
+// all_bank_staggered: pseudo-channel i starts i/N of tREFI later (DRAMSys, real controllers);
+// per_bank: one bank at a time, every tREFIsb, round robin, staggered like all_bank_staggered.
+enum class RefreshMode { kNone, kAllBankSimultaneous, kAllBankStaggered, kPerBank };
+const char* to_string(RefreshMode m);
 
 // Timing constraints in command-clock cycles (JEDEC names).
 struct Timing {
-  Cycle tRCD, tCL, tCWL, tRP, tRAS, tRC, tRRD_S, tRRD_L, tFAW, tCCD_S, tCCD_L, tWTR_S, tWTR_L,
+  Cycle tRCDRD, tRCDWR;  // ACT to RD, ACT to WR (one tRCD where the standard has one)
+  Cycle tCL, tCWL, tRP, tRAS, tRC, tRRD_S, tRRD_L, tFAW, tCCD_S, tCCD_L, tWTR_S, tWTR_L,
       tRTP, tWR, tREFI, tRFC, tREFIsb, tRFCsb;
+  Cycle tCCDR;        // RD to RD of another stack ID (HBM3); 0: no constraint beyond tCCD_S
+  Cycle tPPD;         // PRE to PRE (or PREA) in one pseudo-channel; 0: none
+  Cycle tRREFD;       // REFsb to REFsb or ACT of another bank; 0: none
+  Cycle act_bus;      // row-bus clocks an ACT occupies (HBM sends ACT over two clocks)
+  Cycle row_bus;      // row-bus clocks of PRE, PREA, REF, REFsb
+  Cycle col_bus;      // column-bus clocks of RD, WR
   Cycle burst;        // data-bus cycles of one column access (burst_length / bits per pin per clock)
   Cycle turnaround;   // dead cycles between read data and write data on the shared bus
 };
+
+// Every constraint by name with the clocks the run used, for reports and tests.
+struct NamedCycles {
+  const char* name;
+  Cycle Timing::*field;
+};
+extern const NamedCycles kTimingFields[];
+extern const size_t kTimingFieldCount;
 
 struct DramParams {
   // Organisation: stacks -> channels -> pseudo-channels -> SIDs -> bank groups -> banks -> rows.
@@ -47,7 +67,11 @@ struct DramParams {
   uint32_t write_low_watermark = 0;
   bool separate_row_column_buses = true;   // HBM has separate row and column command buses
   double controller_latency_ns = 0;        // front-end + PHY pipeline added to every read
-  RefreshMode refresh = RefreshMode::kAllBank;
+  RefreshMode refresh = RefreshMode::kAllBankStaggered;
+  // JEDEC lets a controller postpone up to 8 refreshes while it is busy and pull up to 8 in while
+  // it is idle; 0 and 0 refresh exactly on schedule.
+  uint32_t refresh_postpone_max = 0;
+  uint32_t refresh_pull_in_max = 0;
   bool check_timing = false;               // record every command and verify the JEDEC rules
 
   Timing t{};
@@ -58,6 +82,10 @@ struct DramParams {
   uint32_t pseudo_channels() const { return stacks * channels_per_stack * pseudo_channels_per_channel; }
   uint32_t banks_per_pc() const { return sids * bank_groups * banks_per_group; }
   uint32_t groups_per_pc() const { return sids * bank_groups; }
+  bool all_bank_refresh() const {
+    return refresh == RefreshMode::kAllBankSimultaneous || refresh == RefreshMode::kAllBankStaggered;
+  }
+  Cycle refresh_interval() const { return refresh == RefreshMode::kPerBank ? t.tREFIsb : t.tREFI; }
   uint64_t row_bytes() const { return uint64_t(columns) * burst_bytes(); }
   uint64_t capacity_bytes() const { return uint64_t(pseudo_channels()) * banks_per_pc() * rows * row_bytes(); }
   // Pins x data rate: the figure a datasheet quotes.

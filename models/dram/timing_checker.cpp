@@ -42,11 +42,16 @@ void TimingChecker::on_command(const CommandRecord& c) {
   PcHist& pc = pcs_.at(c.pc);
   const bool row_cmd = c.cmd != Cmd::kRd && c.cmd != Cmd::kWr;
 
-  if (p_.separate_row_column_buses)
-    require(t > (row_cmd ? pc.row_cmd : pc.col_cmd), c, "two commands in one clock on one command bus");
-  else
-    require(t > std::max(pc.row_cmd, pc.col_cmd), c, "two commands in one clock on the command bus");
-  (row_cmd ? pc.row_cmd : pc.col_cmd) = t;
+  // A command occupies its bus for its clocks (act_command_tCK, row_command_tCK, column_command_tCK).
+  const int64_t clocks = int64_t(c.cmd == Cmd::kAct ? T.act_bus : row_cmd ? T.row_bus : T.col_bus);
+  if (p_.separate_row_column_buses) {
+    require(t >= (row_cmd ? pc.row_cmd_free : pc.col_cmd_free), c, "command bus still busy with the previous command");
+    (row_cmd ? pc.row_cmd_free : pc.col_cmd_free) = t + clocks;
+  } else {
+    require(t >= std::max(pc.row_cmd_free, pc.col_cmd_free), c, "command bus still busy with the previous command");
+    pc.row_cmd_free = pc.col_cmd_free = t + clocks;
+  }
+  const int sid = int(c.bank / (p_.bank_groups * p_.banks_per_group));
 
   auto pre_ok = [&](const BankHist& b) {
     require(t >= b.act + int64_t(T.tRAS), c, "tRAS (ACT to PRE)");
@@ -68,6 +73,7 @@ void TimingChecker::on_command(const CommandRecord& c) {
       require(t >= g.act + int64_t(T.tRRD_L), c, "tRRD_L (ACT to ACT, same bank group)");
       require(t >= pc.act + int64_t(T.tRRD_S), c, "tRRD_S (ACT to ACT)");
       if (pc.acts.size() == 4) require(t >= pc.acts.front() + int64_t(T.tFAW), c, "tFAW (five ACTs in the window)");
+      require(t >= pc.refsb + int64_t(T.tRREFD), c, "tRREFD (REFsb to ACT of another bank)");
       b.open = true;
       b.row = c.row;
       b.act = g.act = pc.act = t;
@@ -78,12 +84,15 @@ void TimingChecker::on_command(const CommandRecord& c) {
     case Cmd::kPre: {
       BankHist& b = pc.banks.at(c.bank);
       require(b.open, c, "PRE to a closed bank");
+      require(t >= pc.pre + int64_t(T.tPPD), c, "tPPD (PRE to PRE)");
       pre_ok(b);
       b.open = false;
-      b.pre = t;
+      b.pre = pc.pre = t;
       break;
     }
     case Cmd::kPreAll:
+      require(t >= pc.pre + int64_t(T.tPPD), c, "tPPD (PRE to PREA)");
+      pc.pre = t;
       for (auto& b : pc.banks)
         if (b.open) {
           pre_ok(b);
@@ -97,8 +106,9 @@ void TimingChecker::on_command(const CommandRecord& c) {
       BankHist& b = pc.banks.at(c.bank);
       GroupHist& g = pc.groups.at(c.bank / p_.banks_per_group);
       require(b.open && b.row == c.row, c, "column access to a row that is not open");
-      require(t >= b.act + int64_t(T.tRCD), c, "tRCD (ACT to column command)");
+      require(t >= b.act + int64_t(rd ? T.tRCDRD : T.tRCDWR), c, rd ? "tRCDRD (ACT to RD)" : "tRCDWR (ACT to WR)");
       if (rd) {
+        if (pc.rd_sid >= 0 && sid != pc.rd_sid) require(t >= pc.rd + int64_t(T.tCCDR), c, "tCCDR (RD to RD, another stack ID)");
         require(t >= g.rd + int64_t(T.tCCD_L), c, "tCCD_L (RD to RD, same bank group)");
         require(t >= pc.rd + int64_t(T.tCCD_S), c, "tCCD_S (RD to RD)");
         require(t >= g.wr + int64_t(T.tCWL + T.burst + T.tWTR_L), c, "tWTR_L (write data to RD, same bank group)");
@@ -115,6 +125,7 @@ void TimingChecker::on_command(const CommandRecord& c) {
       (rd ? b.rd : b.wr) = t;
       (rd ? g.rd : g.wr) = t;
       (rd ? pc.rd : pc.wr) = t;
+      if (rd) pc.rd_sid = sid;
       break;
     }
     case Cmd::kRef:
@@ -126,6 +137,8 @@ void TimingChecker::on_command(const CommandRecord& c) {
     case Cmd::kRefSb: {
       BankHist& b = pc.banks.at(c.bank);
       closed_and_precharged(b);
+      require(t >= pc.refsb + int64_t(T.tRREFD), c, "tRREFD (REFsb to REFsb)");
+      pc.refsb = t;
       b.ref_end = t + int64_t(T.tRFCsb);
       break;
     }

@@ -50,7 +50,9 @@ class TimingChecker {
     std::vector<GroupHist> groups;
     std::deque<int64_t> acts;   // the last four activates, for tFAW
     int64_t act = kLongAgo, rd = kLongAgo, wr = kLongAgo;
-    int64_t row_cmd = kLongAgo, col_cmd = kLongAgo;
+    int64_t row_cmd_free = kLongAgo, col_cmd_free = kLongAgo;   // first clock each command bus is free
+    int64_t pre = kLongAgo, refsb = kLongAgo;                   // the last PRE/PREA and REFsb
+    int rd_sid = -1;                                             // stack ID of the last RD
     int64_t bus_end = kLongAgo;
     bool bus_was_read = true;
   };

@@ -6,6 +6,7 @@
 #include "sim/core/config_load.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -227,13 +228,16 @@ int bench_memory(const Args& args) {
   std::printf("\n");
   std::printf("  %-24s %14.1f GB/s  (%.1f %% of %.1f GB/s peak)\n", "bandwidth", r.bandwidth_GBps,
               peak > 0 ? 100 * r.bandwidth_GBps / peak : 0.0, peak);
-  if (!trace_mode && r.steady_bandwidth_GBps > 0)
+  if (!trace_mode && std::isnan(r.steady_bandwidth_GBps))
+    std::printf("  %-24s %14s       (writes are posted: completions run ahead of the memory)\n", "bandwidth, steady", "n/a");
+  else if (!trace_mode && r.steady_bandwidth_GBps > 0)
     std::printf("  %-24s %14.1f GB/s  (%.1f %%; completions 10 %% to 90 %%)\n", "bandwidth, steady",
                 r.steady_bandwidth_GBps, peak > 0 ? 100 * r.steady_bandwidth_GBps / peak : 0.0);
-  const char* what = trace_mode ? "read latency" : "latency";
+  const char* what = trace_mode || spec.pattern == sim::BenchPattern::Mix ? "read latency" : "latency";
   auto lat_line = [&](const char* q, double ns) {
     const std::string label = std::string(what) + " " + q;
-    if (sm_clock_MHz > 0) std::printf("  %-24s %14.1f ns    (%.0f SM cycles)\n", label.c_str(), ns, ns * cyc_per_ns);
+    if (std::isnan(ns)) std::printf("  %-24s %14s        (no reads)\n", label.c_str(), "n/a");
+    else if (sm_clock_MHz > 0) std::printf("  %-24s %14.1f ns    (%.0f SM cycles)\n", label.c_str(), ns, ns * cyc_per_ns);
     else std::printf("  %-24s %14.1f ns\n", label.c_str(), ns);
   };
   lat_line("mean", r.latency_mean_ns);

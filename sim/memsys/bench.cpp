@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -66,7 +67,10 @@ void fill_latency(BenchResult& r, const LatencyHistogram& hist) {
     n += c;
     sum += static_cast<double>(l) * static_cast<double>(c);
   }
-  if (n == 0) return;
+  if (n == 0) {   // nothing to average (a write-only run): n/a, not 0 ns
+    r.latency_mean_ns = r.latency_p50_ns = r.latency_p99_ns = std::numeric_limits<double>::quiet_NaN();
+    return;
+  }
   r.latency_mean_ns = sum / static_cast<double>(n) / 1000.0;
   auto pct = [&](double q) {  // nearest rank
     const uint64_t k = std::min<uint64_t>(n - 1, static_cast<uint64_t>(q * static_cast<double>(n - 1) + 0.5));
@@ -84,6 +88,11 @@ void fill_latency(BenchResult& r, const LatencyHistogram& hist) {
 // What both runs report once the last request has completed.
 void finish(BenchResult& r, model::MemoryDevice& dev, Tick start_ps, Tick last, uint64_t completed,
             const LatencyHistogram& lat, std::chrono::steady_clock::time_point wall0) {
+  // Posted writes may still be queued: run the device dry, so that the run lasts until the last
+  // write has reached the memory, not until it was accepted.
+  std::vector<model::MemCompletion> rest;
+  for (Tick t; (t = dev.next_event()) != kNever;) dev.advance(t, rest);
+  last = std::max(last, dev.last_write_issued_ps());
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.requests = completed;
   r.end_ps = last;
@@ -106,6 +115,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   std::deque<uint32_t> ready;
   for (uint32_t i = 0; i < slots; ++i) ready.push_back(i);  // slot i belongs to requester i % requesters
   std::vector<Tick> issued_at(slots, 0);
+  std::vector<uint8_t> is_write(slots, 0);
   LatencyHistogram lat;
   std::vector<model::MemCompletion> done;
   uint64_t rng = s.seed;
@@ -142,6 +152,8 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
       if (!dev.try_enqueue(req, now)) break;
       have_pending = false;
       issued_at[ready.front()] = now;
+      is_write[ready.front()] = req.write;
+      r.writes += req.write;
       ready.pop_front();
       ++issued;
       if (++unit == units) unit = 0;
@@ -152,7 +164,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
     dev.advance(now, done);
     for (const auto& c : done) {
       const uint32_t slot = static_cast<uint32_t>(c.id % slots);
-      ++lat[c.done - issued_at[slot]];
+      if (!is_write[slot]) ++lat[c.done - issued_at[slot]];   // a posted write's acceptance is no latency
       ready.push_back(slot);
       last = std::max(last, c.done);
       ++completed;
@@ -161,7 +173,12 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
     done.clear();
   }
   r.bytes = completed * s.bytes;
-  if (steady.lo > 0 && steady.span_ps() > 0)
+  r.reads = completed - r.writes;
+  // Posted writes complete when accepted, faster than the memory serves them: a window over
+  // completions would count bytes still queued. With writes the steady figure is n/a.
+  if (r.writes > 0)
+    r.steady_bandwidth_GBps = std::numeric_limits<double>::quiet_NaN();
+  else if (steady.lo > 0 && steady.span_ps() > 0)
     r.steady_bandwidth_GBps =
         static_cast<double>(steady.requests() * s.bytes) / (static_cast<double>(steady.span_ps()) / 1000.0);
   finish(r, dev, s.start_ps, last, completed, lat, wall0);

@@ -48,7 +48,7 @@ struct BenchResult {
   double steady_bandwidth_GBps = 0;
   double latency_mean_ns = 0, latency_p50_ns = 0, latency_p99_ns = 0;
   model::StatSink stats;         // the device's report after the run
-  uint64_t reads = 0, writes = 0;  // trace replays: the latency figures are over the reads
+  uint64_t reads = 0, writes = 0;  // the latency figures are over the reads (a posted write has none)
   double requests_per_wall_s() const { return wall_s > 0 ? requests / wall_s : 0; }
 };
 

@@ -112,6 +112,12 @@ class MemorySystem : public BuiltTarget {
   double peak_bandwidth_GBps() const override { return peak_source->peak_bandwidth_GBps(); }
   Tick idle_read_latency_ps() const override { return top->idle_read_latency_ps(); }
   uint64_t capacity_bytes() const override { return peak_source->capacity_bytes(); }
+  // The last write to reach any medium of the target (a write absorbed by the L2 reaches none).
+  Tick last_write_issued_ps() const override {
+    Tick t = 0;
+    for (const auto& part : parts) t = std::max(t, part.second->last_write_issued_ps());
+    return t;
+  }
   void report(model::StatSink& sink, const std::string& component) const override {
     for (const auto& [name, dev] : parts) dev->report(sink, component.empty() ? name : component + "." + name);
   }

@@ -63,8 +63,8 @@ TEST(DramTiming, RowMissOnClosedBankTakesTrcdPlusTclPlusBurst) {
   const auto& T = d->params().t;
   const Tick P = d->params().clock_period_ps;
   // ACT at 0, RD at tRCD, data from tRCD + tCL for one burst.
-  EXPECT_EQ(latency_of(*d, rd(1, 0), 0), (T.tRCD + T.tCL + T.burst) * P);
-  EXPECT_EQ(d->idle_read_latency_ps(), (T.tRCD + T.tCL + T.burst) * P);
+  EXPECT_EQ(latency_of(*d, rd(1, 0), 0), (T.tRCDRD + T.tCL + T.burst) * P);
+  EXPECT_EQ(d->idle_read_latency_ps(), (T.tRCDRD + T.tCL + T.burst) * P);
   expect_no_violations(*d);
 }
 
@@ -90,7 +90,7 @@ TEST(DramTiming, RowConflictAddsTrpAndTrcd) {
   });
   latency_of(*d, rd(1, 0), 0);
   // PRE, tRP, ACT, tRCD, RD, tCL, burst.
-  EXPECT_EQ(latency_of(*d, rd(2, other), 1000 * P), (T.tRP + T.tRCD + T.tCL + T.burst) * P);
+  EXPECT_EQ(latency_of(*d, rd(2, other), 1000 * P), (T.tRP + T.tRCDRD + T.tCL + T.burst) * P);
   EXPECT_EQ(d->totals().row_conflicts, 1u);
   expect_no_violations(*d);
 }
@@ -139,17 +139,17 @@ TEST(DramTiming, ActivatesAreBoundByTrrdAndTfaw) {
 }
 
 TEST(DramTiming, AllBankRefreshBlocksThePseudoChannelForTrfcEveryTrefi) {
-  auto d = load_hbm("h200", {"refresh=all_bank", "check_timing=true"});
+  auto d = load_hbm("h200", {"refresh=all_bank_staggered", "check_timing=true"});
   const auto& T = d->params().t;
   const Tick P = d->params().clock_period_ps;
   const uint32_t pc = d->address_map().decode(0).pc;
   ASSERT_EQ(pc, 0u);   // pseudo-channel 0 refreshes at k x tREFI (the others are staggered)
   // A read that arrives as the first refresh falls due waits tRFC, then ACT, RD and the burst.
-  EXPECT_EQ(latency_of(*d, rd(1, 0), T.tREFI * P), (T.tRFC + T.tRCD + T.tCL + T.burst) * P);
+  EXPECT_EQ(latency_of(*d, rd(1, 0), T.tREFI * P), (T.tRFC + T.tRCDRD + T.tCL + T.burst) * P);
 
   // Under steady traffic, REF comes once per tREFI (k x tREFI plus at most the PREA wait), and
   // nothing touches the pseudo-channel while it refreshes.
-  auto e = load_hbm("h200", {"refresh=all_bank", "check_timing=true"});
+  auto e = load_hbm("h200", {"refresh=all_bank_staggered", "check_timing=true"});
   const uint64_t n_refi = 6;
   uint64_t id = 0;
   for (Tick t = 0; t < n_refi * T.tREFI * P + T.tREFI * P / 2; t += 50 * P) {
@@ -189,9 +189,9 @@ TEST(DramTiming, PerBankRefreshBlocksOnlyThatBankForTrfcsb) {
   ASSERT_TRUE(d->try_enqueue(rd(2, other), due));
   Tick t1 = 0, t2 = 0;
   for (const auto& c : drain(*d)) (c.id == 1 ? t1 : t2) = c.done - due;
-  EXPECT_EQ(t1, (T.tRFCsb + T.tRCD + T.tCL + T.burst) * P);   // bank 0 refreshes first
+  EXPECT_EQ(t1, (T.tRFCsb + T.tRCDRD + T.tCL + T.burst) * P);   // bank 0 refreshes first
   // Bank 5 is not held up: its ACT only waits one clock for the row bus the REFsb used.
-  EXPECT_EQ(t2, (1 + T.tRCD + T.tCL + T.burst) * P);
+  EXPECT_EQ(t2, (1 + T.tRCDRD + T.tCL + T.burst) * P);
   const auto refs = commands(*d, 0, Cmd::kRefSb);
   ASSERT_FALSE(refs.empty());
   EXPECT_EQ(refs[0].at * P, due);
@@ -250,7 +250,7 @@ TEST(DramTiming, FrFcfsServesAYoungerRowHitBeforeAnOlderMiss) {
   EXPECT_EQ(done[0].id, 3u);
   EXPECT_EQ(done[0].done - t, (T.tCL + T.burst) * P);
   // The miss precharges once the hit's RD allows (tRTP), then tRP, ACT, tRCD, RD.
-  EXPECT_EQ(done[1].done - t, (T.tRTP + T.tRP + T.tRCD + T.tCL + T.burst) * P);
+  EXPECT_EQ(done[1].done - t, (T.tRTP + T.tRP + T.tRCDRD + T.tCL + T.burst) * P);
   expect_no_violations(*d);
 }
 
@@ -283,7 +283,7 @@ TEST(DramTiming, ARefusedRequestIsTakenAtTheCommandThatFreesItsSlot) {
 }
 
 TEST(DramTiming, RandomTrafficNeverBreaksAConstraint) {
-  for (const char* refresh : {"refresh=per_bank", "refresh=all_bank"}) {
+  for (const char* refresh : {"refresh=per_bank", "refresh=all_bank_staggered"}) {
     auto d = load_hbm("h100", {refresh, "check_timing=true", "write_high_watermark=8",
                                "write_low_watermark=2"});
     // A 64 MiB footprint: about a dozen rows per bank, so rows hit, miss and conflict.
@@ -313,7 +313,7 @@ TEST(DramTiming, CheckerRejectsACommandThatBreaksARule) {
   const auto& T = d->params().t;
   TimingChecker c(d->params(), false);
   c.on_command({10, 0, Cmd::kAct, 0, 7});
-  c.on_command({10 + T.tRCD - 1, 0, Cmd::kRd, 0, 7});   // one clock early
+  c.on_command({10 + T.tRCDRD - 1, 0, Cmd::kRd, 0, 7});   // one clock early
   ASSERT_EQ(c.violations().size(), 1u);
   EXPECT_NE(c.violations()[0].find("tRCD"), std::string::npos);
   c.on_command({11, 0, Cmd::kAct, 4, 1});               // another group, tRRD_S = 2 clocks
@@ -350,7 +350,7 @@ TEST(DramTiming, ARequestSpanningTwoChannelsCompletesWithItsLastByte) {
   // Both halves run in parallel on closed banks: ACT, tRCD, then 8 RDs of one bank group tCCD_L
   // apart; the last burst ends tCL + burst after the last RD.
   const uint64_t n = block / d->params().burst_bytes();
-  EXPECT_EQ(latency_of(*d, rd(1, 0, 2 * block), 0), (T.tRCD + (n - 1) * T.tCCD_L + T.tCL + T.burst) * P);
+  EXPECT_EQ(latency_of(*d, rd(1, 0, 2 * block), 0), (T.tRCDRD + (n - 1) * T.tCCD_L + T.tCL + T.burst) * P);
   EXPECT_EQ(d->totals().read_bursts, 2 * n);
   expect_no_violations(*d);
 }
