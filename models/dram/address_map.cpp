@@ -18,7 +18,7 @@ uint32_t log2u(uint64_t v) {
 
 std::vector<std::string> AddressMap::mapping_names() {
   return {"row_bank_column_channel", "row_column_bank_channel", "row_bank_column_channel_xor",
-          "row_bank_rank_column_channel"};
+          "row_bank_rank_column_channel", "row_rank_bankgroup_bank_channel_column"};
 }
 
 void AddressMap::validate(const DramParams& p, const config::Node& n) {
@@ -68,6 +68,13 @@ AddressMap::AddressMap(const DramParams& p) {
     order.push_back({kSid, p.sids});
     order.push_back({kBg, bgs_});
     order.push_back({kBank, banks_});
+  } else if (p.address_mapping == "row_rank_bankgroup_bank_channel_column") {
+    // DRAMsim3's rorabgbachco (bank below bank group); exactly so when the interleave is one row.
+    channel();
+    order.push_back({kColHi, col_hi});
+    order.push_back({kBank, banks_});
+    order.push_back({kBg, bgs_});
+    order.push_back({kSid, p.sids});
   } else if (p.address_mapping == "row_column_bank_channel") {
     channel();
     bank();

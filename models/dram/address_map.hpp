@@ -14,6 +14,11 @@
 //                                pseudo-channel of its HBM3 model, the rank of DDR), bank group, bank,
 //                                row. With channel_interleave_bytes = one burst, column_lo is empty
 //                                and the order is Ramulator 2's bit for bit.
+//   row_rank_bankgroup_bank_channel_column
+//                                MSB row | sid bg bank | column_hi | stack ch pc | column_lo  LSB
+//                                DRAMsim3's rorabgbachco (bank below bank group); with
+//                                channel_interleave_bytes = one row, column_hi is empty and the
+//                                order is DRAMsim3's.
 //
 // column_lo spans channel_interleave_bytes: that many bytes stay in one row of one pseudo-channel
 // before the next pseudo-channel takes over, so a stream spreads across every pseudo-channel.

@@ -65,6 +65,7 @@ class Controller {
   bool can_accept(bool write, uint32_t chunks) const {
     return count_[write] + chunks <= (write ? p_->write_queue_entries : p_->read_queue_entries);
   }
+  uint32_t queued(bool write) const { return count_[write]; }
   // `now` must not precede any command already issued (the device advances before enqueueing).
   void enqueue(const Chunk& c, Cycle now);
   // The clock of the next command, or kNoCycle when nothing is queued.

@@ -105,17 +105,20 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
     pieces_.push_back({d.pc, Chunk{kNoParent, d.bank, d.row, bursts, req.write}});
     a = e;
   }
-  // All or nothing: every pseudo-channel touched must have room for its chunks.
+  // All or nothing: every pseudo-channel (or channel) touched must have room for its chunks.
   if (pieces_.size() == 1) {
-    if (!ctrls_[pieces_[0].pc].can_accept(req.write, 1)) {
+    if (!has_room(pieces_[0].pc, req.write, 1)) {
       ++rejected_;
       return false;
     }
   } else {
-    for (const Piece& pc : pieces_) ++need_[pc.pc];
+    for (const Piece& pc : pieces_) ++need_[p_.queue_per_channel ? first_of_channel(pc.pc) : pc.pc];
     bool room = true;
-    for (const Piece& pc : pieces_) room = room && ctrls_[pc.pc].can_accept(req.write, need_[pc.pc]);
-    for (const Piece& pc : pieces_) need_[pc.pc] = 0;
+    for (const Piece& pc : pieces_) {
+      const uint32_t q = p_.queue_per_channel ? first_of_channel(pc.pc) : pc.pc;
+      room = room && has_room(q, req.write, need_[q]);
+    }
+    for (const Piece& pc : pieces_) need_[p_.queue_per_channel ? first_of_channel(pc.pc) : pc.pc] = 0;
     if (!room) {
       ++rejected_;
       return false;
@@ -139,6 +142,14 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
     bytes_read_ += req.bytes;
   }
   return true;
+}
+
+bool DramDevice::has_room(uint32_t pc, bool write, uint32_t chunks) const {
+  if (!p_.queue_per_channel) return ctrls_[pc].can_accept(write, chunks);
+  // One buffer for the channel's pseudo-channels: their queued chunks together.
+  uint32_t used = 0;
+  for (uint32_t i = first_of_channel(pc), e = i + p_.pseudo_channels_per_channel; i < e; ++i) used += ctrls_[i].queued(write);
+  return used + chunks <= (write ? p_.write_queue_entries : p_.read_queue_entries);
 }
 
 Tick DramDevice::last_write_issued_ps() const { return totals().last_write_end * period_ps_; }

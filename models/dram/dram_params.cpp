@@ -59,8 +59,23 @@ DramParams load_dram_params(const config::Node& n) {
   // A queue position is kept in 15 bits (the controller's bank state fits one cache line).
   p.read_queue_entries = n.req<uint32_t>("read_queue_entries", Rule::range(1, 32767));
   p.write_queue_entries = n.req<uint32_t>("write_queue_entries", Rule::range(1, 32767));
-  p.write_high_watermark = n.req<uint32_t>("write_high_watermark", Rule::positive());
-  p.write_low_watermark = n.req<uint32_t>("write_low_watermark", Rule::non_negative());
+  // Queues per pseudo-channel (DRAMSys) or shared by the pseudo-channels of a channel (Ramulator 2,
+  // DRAMsim3 keep per-channel buffers).
+  const auto scope = n.opt<std::string>("queue_scope", "pseudo_channel", Rule::choice({"pseudo_channel", "channel"}));
+  p.queue_per_channel = scope == "channel";
+  // Write drain between watermarks: counts, or fractions of the write queue (to the nearest entry).
+  auto watermark = [&](const std::string& key) -> uint32_t {
+    const std::string frac = key + "_fraction";
+    if (n.has(key) && n.has(frac))
+      n.fail(frac, std::to_string(n.req<double>(frac)), "give " + key + " as a count or as " + frac + ", not both");
+    if (n.has(frac)) return uint32_t(std::lround(n.req<double>(frac, Rule::range(0, 1)) * p.write_queue_entries));
+    return n.req<uint32_t>(key, Rule::non_negative());
+  };
+  p.write_high_watermark = watermark("write_high_watermark");
+  p.write_low_watermark = watermark("write_low_watermark");
+  if (p.write_high_watermark == 0)
+    n.fail(n.has("write_high_watermark") ? "write_high_watermark" : "write_high_watermark_fraction", "0 entries",
+           "the write drain must start at one entry or more");
   p.separate_row_column_buses = n.req<bool>("separate_row_column_buses");
   p.controller_latency_ns = n.req<double>("controller_latency_ns", Rule::non_negative());
   const auto refresh = n.req<std::string>(

@@ -65,6 +65,7 @@ struct DramParams {
   uint32_t write_queue_entries = 0;
   uint32_t write_high_watermark = 0;
   uint32_t write_low_watermark = 0;
+  bool queue_per_channel = false;          // the queue sizes hold for a channel's pseudo-channels together
   bool separate_row_column_buses = true;   // HBM has separate row and column command buses
   double controller_latency_ns = 0;        // front-end + PHY pipeline added to every read
   RefreshMode refresh = RefreshMode::kAllBankStaggered;

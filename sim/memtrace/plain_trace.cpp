@@ -69,27 +69,39 @@ AddressVectorCodec::AddressVectorCodec(const model::dram::DramParams& p) : p_(p)
 std::vector<uint64_t> AddressVectorCodec::to_vector(uint64_t addr) const {
   const model::dram::DramAddress a = map_.decode(addr);
   const uint32_t pcs = p_.pseudo_channels_per_channel;
-  return {a.pc / pcs, a.pc % pcs, a.group, a.bank % p_.banks_per_group, a.row, a.column};
+  return {a.pc / pcs, a.pc % pcs, a.group / p_.bank_groups, a.group % p_.bank_groups, a.bank % p_.banks_per_group,
+          a.row, a.column};
 }
 
 uint64_t AddressVectorCodec::to_addr(const std::vector<uint64_t>& v) const {
-  static const char* level[] = {"channel", "pseudochannel", "bankgroup", "bank", "row", "column"};
-  const uint64_t count[] = {uint64_t(p_.stacks) * p_.channels_per_stack, p_.pseudo_channels_per_channel,
-                            p_.groups_per_pc(), p_.banks_per_group, p_.rows, p_.columns};
-  if (v.size() != kLevels)
+  // Ramulator 2.1's HBM3: channel, pseudochannel, rank (the stack ID), bankgroup, bank, row,
+  // column. The 6-level form of its earlier HBM2/HBM3 models has no rank: its bankgroup then
+  // counts the groups of every SID.
+  if (v.size() != kLevels && v.size() != kLevels - 1)
     throw std::invalid_argument("an address vector has " + std::to_string(kLevels) +
-                                " levels (channel,pseudochannel,bankgroup,bank,row,column), not " +
+                                " levels (channel,pseudochannel,rank,bankgroup,bank,row,column) or 6 (without rank), not " +
                                 std::to_string(v.size()));
+  std::vector<uint64_t> w = v;
+  if (v.size() == kLevels - 1) {   // fold the bankgroup index over the SIDs into rank and bankgroup
+    if (w[2] >= p_.groups_per_pc())
+      throw std::invalid_argument("bankgroup " + std::to_string(w[2]) + " is out of range (the device has " +
+                                  std::to_string(p_.groups_per_pc()) + ")");
+    w.insert(w.begin() + 2, w[2] / p_.bank_groups);
+    w[3] %= p_.bank_groups;
+  }
+  static const char* level[] = {"channel", "pseudochannel", "rank", "bankgroup", "bank", "row", "column"};
+  const uint64_t count[] = {uint64_t(p_.stacks) * p_.channels_per_stack, p_.pseudo_channels_per_channel,
+                            p_.sids, p_.bank_groups, p_.banks_per_group, p_.rows, p_.columns};
   for (size_t i = 0; i < kLevels; ++i)
-    if (v[i] >= count[i])
-      throw std::invalid_argument(std::string(level[i]) + " " + std::to_string(v[i]) + " is out of range (the device has " +
+    if (w[i] >= count[i])
+      throw std::invalid_argument(std::string(level[i]) + " " + std::to_string(w[i]) + " is out of range (the device has " +
                                   std::to_string(count[i]) + ")");
   model::dram::DramAddress a;
-  a.pc = static_cast<uint32_t>(v[0] * p_.pseudo_channels_per_channel + v[1]);
-  a.group = static_cast<uint32_t>(v[2]);
-  a.bank = static_cast<uint32_t>(v[3] + uint64_t(p_.banks_per_group) * v[2]);
-  a.row = static_cast<uint32_t>(v[4]);
-  a.column = static_cast<uint32_t>(v[5]);
+  a.pc = static_cast<uint32_t>(w[0] * p_.pseudo_channels_per_channel + w[1]);
+  a.group = static_cast<uint32_t>(w[3] + uint64_t(p_.bank_groups) * w[2]);
+  a.bank = static_cast<uint32_t>(w[4] + uint64_t(p_.banks_per_group) * a.group);
+  a.row = static_cast<uint32_t>(w[5]);
+  a.column = static_cast<uint32_t>(w[6]);
   return map_.encode(a);
 }
 
@@ -146,7 +158,7 @@ void PlainTraceReader::parse(PlainRequest& out) {
       return;
     }
     case Format::RamulatorReadWrite: {
-      if (tok_.size() != 2) fail("expected `R|W c,pc,bg,ba,ro,co` (2 fields), found " + std::to_string(tok_.size()));
+      if (tok_.size() != 2) fail("expected `R|W ch,pc,ra,bg,ba,ro,co` (2 fields), found " + std::to_string(tok_.size()));
       if (tok_[0] == "R") out.write = false;
       else if (tok_[0] == "W") out.write = true;
       else fail("operation '" + tok_[0] + "' is not R or W");
@@ -223,9 +235,10 @@ void PlainTraceWriter::write(const PlainRequest& r) {
       break;
     case Format::RamulatorReadWrite: {
       const auto v = codec_->to_vector(r.addr);
-      n = std::snprintf(buf, sizeof buf, "%s %llu,%llu,%llu,%llu,%llu,%llu\n", r.write ? "W" : "R",
+      n = std::snprintf(buf, sizeof buf, "%s %llu,%llu,%llu,%llu,%llu,%llu,%llu\n", r.write ? "W" : "R",
                         (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
-                        (unsigned long long)v[3], (unsigned long long)v[4], (unsigned long long)v[5]);
+                        (unsigned long long)v[3], (unsigned long long)v[4], (unsigned long long)v[5],
+                        (unsigned long long)v[6]);
       break;
     }
     case Format::DramSys:

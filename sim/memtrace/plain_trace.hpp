@@ -9,9 +9,10 @@
 //   ramulator-loadstore  `LD 0x100000` / `ST 0x1102c0`: no time (Ramulator 2 LoadStoreTrace issues
 //                        one line per front-end tick, as fast as the memory accepts). The address
 //                        is hex with 0x, else decimal.
-//   ramulator-readwrite  `R 0,1,2,3,4,5` / `W ...`: an address vector, one index per level of the
-//                        DRAM organisation (Ramulator 2 ReadWriteTrace); no time. See
-//                        AddressVectorCodec for the levels.
+//   ramulator-readwrite  `R 0,1,0,2,3,4,5` / `W ...`: an address vector, one index per level of the
+//                        DRAM organisation (Ramulator 2 ReadWriteTrace); no time. Seven levels as
+//                        Ramulator 2.1's HBM3 (with the stack ID as rank), or six without it; see
+//                        AddressVectorCodec.
 //   dramsys              `31:\tread\t0x400140` / `56:\twrite\t0x7fff8000 0x1234...`: issue time in
 //                        cycles of the trace player's clock, an optional `(bytes)` data length, the
 //                        command, a hex address and optional write data (DRAMSys StlPlayer, absolute
@@ -62,7 +63,7 @@ struct PlainRequest {
 class AddressVectorCodec {
  public:
   explicit AddressVectorCodec(const model::dram::DramParams& p);
-  static constexpr size_t kLevels = 6;
+  static constexpr size_t kLevels = 7;   // channel, pseudochannel, rank, bankgroup, bank, row, column
   std::vector<uint64_t> to_vector(uint64_t addr) const;
   // std::invalid_argument naming the level when an index is out of range.
   uint64_t to_addr(const std::vector<uint64_t>& v) const;

@@ -7,9 +7,12 @@
 
 #include <cmath>
 #include <functional>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "sim/memsys/bench.hpp"
+#include "sim/memsys/memory_system.hpp"
 #include "test_dram_util.hpp"
 
 using indexsim::model::MemCompletion;
@@ -362,4 +365,86 @@ TEST(DramMechanisms, AWriteOnlyTraceReportsItsWriteBandwidthAndNoReadLatency) {
   EXPECT_TRUE(std::isnan(r.latency_mean_ns));
   EXPECT_TRUE(std::isnan(r.latency_p99_ns));
   EXPECT_EQ(r.stats.get("", "read_latency_mean_ns", -7.0), -7.0);   // no row at all
+}
+
+TEST(DramMechanisms, WriteWatermarksMayBeFractionsOfTheWriteQueue) {
+  // high = round(0.75 x 64) = 48, low = round(0.25 x 64) = 16: the counts the preset writes.
+  std::ifstream f(indexsim::test::repo_path("configs/hardware/hbm3-stack-6400.yaml"));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("write_high_watermark: 48", "write_high_watermark_fraction: 0.75");
+  replace("write_low_watermark: 16", "write_low_watermark_fraction: 0.25");
+  auto doc = indexsim::config::Document::load_string(text, "fractions.yaml");
+  const auto p = indexsim::model::dram::load_dram_params(doc->root().child("memory").child("hbm"));
+  EXPECT_EQ(p.write_high_watermark, 48u);
+  EXPECT_EQ(p.write_low_watermark, 16u);
+  // A count and a fraction for the same mark: a one-line error naming both keys.
+  auto both = indexsim::config::Document::load_string(text + "    write_low_watermark: 16\n", "both.yaml");
+  try {
+    indexsim::model::dram::load_dram_params(both->root().child("memory").child("hbm"));
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("write_low_watermark_fraction"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not both"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DramMechanisms, AChannelQueueIsSharedByItsPseudoChannels) {
+  // 8 read entries: per pseudo-channel, PC 0 and PC 1 take 8 each; per channel, 8 between them.
+  for (const bool per_channel : {false, true}) {
+    auto d = hbm3({"refresh=none", "read_queue_entries=8", "write_high_watermark=6", "write_low_watermark=2",
+                   per_channel ? "queue_scope=channel" : "queue_scope=pseudo_channel"});
+    std::vector<uint64_t> pc0, pc1;
+    const uint64_t step = d->address_map().interleave_bytes();
+    for (uint64_t a = 0; pc0.size() < 16 || pc1.size() < 16; a += step) {
+      const DramAddress x = d->address_map().decode(a);
+      if (x.pc == 0 && pc0.size() < 16) pc0.push_back(a);
+      if (x.pc == 1 && pc1.size() < 16) pc1.push_back(a);
+    }
+    ASSERT_EQ(d->address_map().decode(pc1[0]).pc / d->params().pseudo_channels_per_channel, 0u);   // one channel
+    uint32_t taken0 = 0, taken1 = 0;
+    for (int i = 0; i < 5; ++i) taken0 += d->try_enqueue(rd(i, pc0[i]), 0);
+    for (int i = 0; i < 16; ++i) taken1 += d->try_enqueue(rd(100 + i, pc1[i]), 0);   // time 0: nothing issues
+    EXPECT_EQ(taken0, 5u);
+    EXPECT_EQ(taken1, per_channel ? 3u : 8u);
+    drain(*d);
+    expect_no_violations(*d);
+  }
+}
+
+TEST(DramMechanisms, ComparisonPresetsLoadEveryKeyAndKeepTheirSourcesLatencyAndMapping) {
+  // Each preset states its source's clocks: an idle read is tRCDRD + tCL + burst clocks (DRAMsim3's
+  // HBM2: 14 + 14 + 2 at 1 ns; the Ramulator 2 HBM3 model: 23 + 23 + 2 at 0.625 ns; both 30 ns).
+  for (const char* file : {"configs/hardware/hbm2-dramsim3-8gb-x128.yaml", "configs/hardware/hbm3-8hi-ramulator2-6400.yaml"}) {
+    auto doc = indexsim::config::Document::load_file(indexsim::test::repo_path(file));
+    auto target = indexsim::sim::make_target(doc->root(), "hbm");   // what bench memory builds
+    doc->root().req<std::string>("name");
+    doc->root().req<std::string>("description");
+    doc->check_unused();
+    const auto& d = dynamic_cast<const DramDevice&>(*target->part("hbm"));
+    const auto& T = d.params().t;
+    EXPECT_EQ(d.idle_read_latency_ps(), (T.tRCDRD + T.tCL + T.burst) * d.params().clock_period_ps) << file;
+    EXPECT_EQ(d.idle_read_latency_ps(), 30000u) << file;
+  }
+  // DRAMsim3's rorabgbachco, from the least significant end: 64 B column, channel, bank, bank
+  // group, row (one rank): column = a/64 % 32, channel = a/2 KiB % 8, bank = a/16 KiB % 4,
+  // bank group = a/64 KiB % 4, row = a / 256 KiB.
+  auto d = load_dram("configs/hardware/hbm2-dramsim3-8gb-x128.yaml", "memory.hbm");
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t a = rng() % d->capacity_bytes() / 64 * 64;
+    const DramAddress x = d->address_map().decode(a);
+    EXPECT_EQ(x.column, a / 64 % 32);
+    EXPECT_EQ(x.pc, a / 2048 % 8);
+    EXPECT_EQ(x.bank % 4, a / 16384 % 4);
+    EXPECT_EQ(x.group, a / 65536 % 4);
+    EXPECT_EQ(x.row, a / 262144);
+    EXPECT_EQ(d->address_map().encode(x), a);
+  }
 }

@@ -137,11 +137,31 @@ TEST(MemTraceFormats, RamulatorReadWriteVectorsNameTheLevelsOfTheHbm3Stack) {
   EXPECT_EQ(q[0].addr, 0u);
   EXPECT_TRUE(q[2].write);
   // Each address decodes back to the vector it was written as.
-  EXPECT_EQ(codec.to_vector(q[1].addr), (std::vector<uint64_t>{0, 1, 0, 0, 0, 1}));
-  EXPECT_EQ(codec.to_vector(q[2].addr), (std::vector<uint64_t>{15, 1, 3, 3, 16383, 31}));
-  EXPECT_EQ(codec.to_vector(q[3].addr), (std::vector<uint64_t>{7, 0, 2, 1, 42, 5}));
+  // The fixture has Ramulator 2's 6-level vectors (no rank); IndexSim writes 2.1's 7 levels.
+  EXPECT_EQ(codec.to_vector(q[1].addr), (std::vector<uint64_t>{0, 1, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(codec.to_vector(q[2].addr), (std::vector<uint64_t>{15, 1, 0, 3, 3, 16383, 31}));
+  EXPECT_EQ(codec.to_vector(q[3].addr), (std::vector<uint64_t>{7, 0, 0, 2, 1, 42, 5}));
   // The last address of the stack is the last vector: 8 GiB - 32 B.
   EXPECT_EQ(q[2].addr, (uint64_t{8} << 30) - 32);
+}
+
+TEST(MemTraceFormats, SevenLevelVectorsCarryTheStackIdAsRank) {
+  // Ramulator 2.1's HBM3 vectors: channel, pseudochannel, rank (SID), bankgroup, bank, row,
+  // column. On the H200's 8-high stacks (2 SIDs), rank 1 bank group 2 bank 3 is bank
+  // 3 + 4 x (2 + 4 x 1) = 27 of its pseudo-channel, and a 6-level vector counts that bank group as 6.
+  auto doc = indexsim::config::Document::load_file(std::string(INDEXSIM_TEST_DATA) + "/../../configs/hardware/h200.yaml");
+  const auto p = indexsim::model::dram::load_dram_params(doc->root().child("memory").child("hbm"));
+  const mt::AddressVectorCodec codec(p);
+  const uint64_t a = codec.to_addr({5, 1, 1, 2, 3, 100, 7});
+  const indexsim::model::dram::AddressMap map(p);
+  const auto d = map.decode(a);
+  EXPECT_EQ(d.pc, 11u);
+  EXPECT_EQ(d.bank, 27u);
+  EXPECT_EQ(d.row, 100u);
+  EXPECT_EQ(d.column, 7u);
+  EXPECT_EQ(codec.to_vector(a), (std::vector<uint64_t>{5, 1, 1, 2, 3, 100, 7}));
+  EXPECT_EQ(codec.to_addr({5, 1, 6, 3, 100, 7}), a);
+  EXPECT_THROW(codec.to_addr({5, 1, 2, 0, 0, 0, 0}), std::invalid_argument);   // rank 2 of 2
 }
 
 TEST(MemTraceFormats, MalformedLinesNameFileLineAndText) {
@@ -158,7 +178,7 @@ TEST(MemTraceFormats, MalformedLinesNameFileLineAndText) {
   const mt::AddressVectorCodec codec(preset_params());
   EXPECT_NE(error_of(F::RamulatorReadWrite, "R 0,0,0,0,0,0", "R 16,0,0,0,0,0", &codec).find("channel 16"),
             std::string::npos);
-  EXPECT_NE(error_of(F::RamulatorReadWrite, "R 0,0,0,0,0,0", "R 0,0,0", &codec).find("6 levels"), std::string::npos);
+  EXPECT_NE(error_of(F::RamulatorReadWrite, "R 0,0,0,0,0,0", "R 0,0,0", &codec).find("7 levels"), std::string::npos);
 }
 
 TEST(MemTraceFormats, WrittenTracesReadBackAsTheSameRequests) {
