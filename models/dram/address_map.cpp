@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "models/common/port.hpp"
+
 namespace indexsim::model::dram {
 
 namespace {
@@ -22,6 +24,9 @@ std::vector<std::string> AddressMap::mapping_names() {
 }
 
 void AddressMap::validate(const DramParams& p, const config::Node& n) {
+  if (p.channel_hash && (p.address_mapping == "row_bank_rank_column_channel" || p.address_mapping == "row_bank_column_channel_xor"))
+    n.fail("channel_hash", "rotate",
+           "needs a mapping whose channel digits lie right above column_lo and no XOR hash (not " + p.address_mapping + ")");
   if (p.address_mapping != "row_bank_column_channel_xor") return;
   const uint32_t counts[] = {p.pseudo_channels_per_channel, p.channels_per_stack, p.bank_groups,
                              p.banks_per_group};
@@ -44,6 +49,8 @@ AddressMap::AddressMap(const DramParams& p) {
   ch_bits_ = log2u(chs_);
   bg_bits_ = log2u(bgs_);
   xor_hash_ = p.address_mapping == "row_bank_column_channel_xor";
+  rotate_ = p.channel_hash;
+  channels_ = p.pseudo_channels();
 
   const uint32_t col_hi = p.columns / col_lo_;
   std::vector<std::pair<Field, uint32_t>> order;
@@ -90,10 +97,19 @@ AddressMap::AddressMap(const DramParams& p) {
   }
 }
 
+uint32_t AddressMap::rotation(uint64_t upper) const {
+  // Any well-mixed function of the bits above the channel digits will do (NVIDIA's is not public):
+  // the rotation of one interleave period never changes inside it, so a stream still visits every
+  // pseudo-channel once a period, while strides of whole periods land on unrelated channels.
+  return static_cast<uint32_t>(((mix64(upper) >> 32) * channels_) >> 32);
+}
+
 DramAddress AddressMap::decode(uint64_t addr) const {
   uint64_t x = addr >> burst_shift_;
   uint32_t v[kFieldCount] = {};
-  for (const Digit& d : digits_) {
+  uint64_t upper = 0;   // the address above column_lo and the channel digits (the first four)
+  for (size_t i = 0; i < digits_.size(); ++i) {
+    const Digit& d = digits_[i];
     if (d.pow2) {
       v[d.field] = static_cast<uint32_t>(x & d.mask);
       x >>= d.shift;
@@ -101,11 +117,16 @@ DramAddress AddressMap::decode(uint64_t addr) const {
       v[d.field] = static_cast<uint32_t>(x % d.radix);
       x /= d.radix;
     }
+    if (i == 3) upper = x;
   }
   const auto row = static_cast<uint32_t>(x);
   if (xor_hash_) apply_xor(v, row);
   DramAddress a;
   a.pc = v[kPc] + pcs_ * (v[kCh] + chs_ * v[kStack]);
+  if (rotate_) {
+    a.pc += rotation(upper);
+    if (a.pc >= channels_) a.pc -= channels_;
+  }
   a.group = v[kBg] + bgs_ * v[kSid];
   a.bank = v[kBank] + banks_ * a.group;
   a.row = row;
@@ -135,7 +156,16 @@ uint64_t AddressMap::encode(const DramAddress& a) const {
   v[kSid] = a.group / bgs_;
   if (xor_hash_) apply_xor(v, a.row);
   uint64_t x = a.row;
-  for (auto d = digits_.rbegin(); d != digits_.rend(); ++d) x = x * d->radix + v[d->field];
+  for (size_t i = digits_.size(); i-- > 0;) {
+    if (i == 3 && rotate_) {   // x is now the address above the channel digits: undo the rotation
+      const uint32_t r = rotation(x);
+      const uint32_t pc = a.pc >= r ? a.pc - r : a.pc + channels_ - r;
+      v[kPc] = pc % pcs_;
+      v[kCh] = (pc / pcs_) % chs_;
+      v[kStack] = pc / (pcs_ * chs_);
+    }
+    x = x * digits_[i].radix + v[digits_[i].field];
+  }
   return x << burst_shift_;
 }
 

@@ -20,6 +20,13 @@
 //                                channel_interleave_bytes = one row, column_hi is empty and the
 //                                order is DRAMsim3's.
 //
+// channel_hash: rotate (any mapping whose channel digits sit right above column_lo, not the XOR
+// one) adds a hash of the address above the channel digits to the pseudo-channel index, modulo the
+// pseudo-channels. With a plain mixed-radix map, a stride that is a multiple of one interleave
+// period (pseudo-channels x channel_interleave_bytes: 48 KiB on the H200, 64 KiB on the B200)
+// lands every access on one pseudo-channel; GPUs hash addresses over their channels for this
+// reason (partition camping). Still a bijection: inside one period the rotation is constant.
+//
 // column_lo spans channel_interleave_bytes: that many bytes stay in one row of one pseudo-channel
 // before the next pseudo-channel takes over, so a stream spreads across every pseudo-channel.
 #pragma once
@@ -63,6 +70,9 @@ class AddressMap {
   };
   std::vector<Digit> digits_;
   bool xor_hash_ = false;
+  bool rotate_ = false;        // channel_hash: rotate
+  uint32_t channels_ = 0;      // pseudo-channels of the device
+  uint32_t rotation(uint64_t upper) const;
   uint32_t burst_shift_ = 0;
   uint32_t interleave_bytes_ = 0;
   uint32_t col_lo_ = 0, pcs_ = 0, chs_ = 0, bgs_ = 0, banks_ = 0;

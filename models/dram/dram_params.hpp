@@ -58,6 +58,9 @@ struct DramParams {
   double data_rate_Gbps = 0;         // per pin
   double clock_MHz = 0;              // command clock
   std::string address_mapping;
+  // Rotate the pseudo-channel index by a hash of the address bits above it, as GPUs hash addresses
+  // over their channels so that no stride camps on one: see address_map.hpp.
+  bool channel_hash = false;
   uint32_t channel_interleave_bytes = 0;   // contiguous bytes kept in one row before the next channel
 
   // Controller.
