@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "models/common/fast_div.hpp"
 #include "models/common/port.hpp"
 
 namespace indexsim::model::dram {
@@ -51,6 +52,7 @@ AddressMap::AddressMap(const DramParams& p) {
   xor_hash_ = p.address_mapping == "row_bank_column_channel_xor";
   rotate_ = p.channel_hash;
   channels_ = p.pseudo_channels();
+  period_ = FastDiv(uint64_t(col_lo_) * channels_);   // bursts of one interleave period
 
   const uint32_t col_hi = p.columns / col_lo_;
   std::vector<std::pair<Field, uint32_t>> order;
@@ -107,9 +109,9 @@ uint32_t AddressMap::rotation(uint64_t upper) const {
 DramAddress AddressMap::decode(uint64_t addr) const {
   uint64_t x = addr >> burst_shift_;
   uint32_t v[kFieldCount] = {};
-  uint64_t upper = 0;   // the address above column_lo and the channel digits (the first four)
-  for (size_t i = 0; i < digits_.size(); ++i) {
-    const Digit& d = digits_[i];
+  // The address above column_lo and the channel digits (the first four): one exact division.
+  const uint64_t upper = rotate_ ? period_.div(x) : 0;
+  for (const Digit& d : digits_) {
     if (d.pow2) {
       v[d.field] = static_cast<uint32_t>(x & d.mask);
       x >>= d.shift;
@@ -117,7 +119,6 @@ DramAddress AddressMap::decode(uint64_t addr) const {
       v[d.field] = static_cast<uint32_t>(x % d.radix);
       x /= d.radix;
     }
-    if (i == 3) upper = x;
   }
   const auto row = static_cast<uint32_t>(x);
   if (xor_hash_) apply_xor(v, row);

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/fast_div.hpp"
 #include "models/dram/dram_params.hpp"
 
 namespace indexsim::model::dram {
@@ -72,6 +73,7 @@ class AddressMap {
   bool xor_hash_ = false;
   bool rotate_ = false;        // channel_hash: rotate
   uint32_t channels_ = 0;      // pseudo-channels of the device
+  FastDiv period_{1};          // bursts of one interleave period (column_lo x pseudo-channels)
   uint32_t rotation(uint64_t upper) const;
   uint32_t burst_shift_ = 0;
   uint32_t interleave_bytes_ = 0;
