@@ -63,7 +63,8 @@ Loaded load(const RunSpec& spec) {
   L.step = spec.step;
   L.hw = load_document("hardware", spec.hardware, spec.sets);
   auto hw = L.hw->root();
-  hw.note("name");
+  // The preset's name goes into the resolved configuration: results are grouped by it.
+  hw.opt<std::string>("name", spec.hardware);
   hw.note("description");
   auto gpu = hw.child("gpu");
   // The whole system is built even when only resolving: building reads (and validates) every key.
@@ -85,7 +86,7 @@ Loaded load(const RunSpec& spec) {
 
   L.tech = load_document("techniques", spec.techniques, spec.sets);
   auto tr = L.tech->root();
-  tr.note("name");
+  tr.opt<std::string>("name", spec.techniques);
   tr.note("description");
   L.placement = PlacementPolicy::load(tr.child("placement"));
   L.techniques = TechniquePipeline::load(tr);

@@ -61,3 +61,15 @@ def test_study_accuracy_is_measured_with_each_runs_own_technique_parameters(exe,
     # Several techniques at once are not measured (the functional models apply one at a time).
     assert rec["dim_prune+index_pool+index_share+quantize"] == -1
     assert "n/a" in out.stdout
+
+    # Results carry the names of the presets they were made from: load() groups by them.
+    import indexsim
+    df = indexsim.load(db)
+    assert sorted(df["techniques"]) == sorted(["baseline", "indexpool", "pool2", "all"]), list(df["techniques"])
+    assert set(df["hardware"]) == {"h200"}
+    con = sqlite3.connect(db)
+    try:
+        names = {json.loads(c)["hardware"]["name"] for (c,) in con.execute("SELECT config FROM runs")}
+    finally:
+        con.close()
+    assert names == {"h200"}
