@@ -110,6 +110,7 @@ int run_cmd(const Args& args) {
     r = sim::simulate(spec);
   }
   if (spec.progress) std::fprintf(stderr, "\r                      \r");
+  for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!db.empty()) store_result(db, r);
   if (json) {
     std::cout << r.to_json(kernels).dump(2) << "\n";

@@ -143,6 +143,7 @@ int study(const Args& args) {
   std::printf("%-14s %9s %-13s %15s %12s %9s %12s %11s %8s %10s\n", "workload", "context", "techniques", "indexer_cache",
               "step_us", "comm_us", "roofline_us", "tokens/s", "speed-up", recall_col.c_str());
   std::map<std::pair<std::string, double>, double> baseline_ns;  // the speed-up's reference: the baseline's step
+  std::vector<std::string> notes;                                  // runs that did not do as configured
   for (const auto& w : workloads)
     for (double ctx : contexts)
       for (const auto& t : techniques) {
@@ -177,7 +178,12 @@ int study(const Args& args) {
                     r.get_metric("communication_time"), r.roofline_ns / 1e3, r.get_metric("tokens_per_second"),
                     speedup.c_str(), recall >= 0 ? std::to_string(recall).substr(0, 6).c_str() : "n/a");
         std::fflush(stdout);
+        for (const auto& warning : r.warnings)
+          notes.push_back(w + " " + t + " " + std::to_string(uint64_t(ctx)) + ": " + warning);
       }
+  // The table measures what the configurations did: where that is not what they asked for, it says so.
+  if (!notes.empty()) std::printf("\nnot as configured (%zu):\n", notes.size());
+  for (const auto& n : notes) std::printf("  %s\n", n.c_str());
   std::printf("\nresults stored in %s (one row per run in table runs; metrics, kernels, components)\n", db_path.c_str());
   return 0;
 }

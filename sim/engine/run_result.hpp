@@ -52,6 +52,9 @@ struct RunResult {
   std::vector<KernelResult> kernels;
   std::vector<Metric> metrics;
   model::StatSink components;
+  // What the run could not do as configured and did otherwise (a pin that did not fit): printed by
+  // the commands, stored with the result.
+  std::vector<std::string> warnings;
 
   void metric(const std::string& name, double value, const std::string& unit) {
     metrics.push_back({name, value, unit});

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 #include "models/common/processor.hpp"
@@ -209,6 +210,19 @@ RunResult simulate(const RunSpec& spec) {
     R.metric("placed_" + pl.regions[r].name, double(pl.used_bytes[r]), "bytes");
   R.metric("fragmentation", pl.fragmentation, "fraction");
   R.metric("spilled_tensors", double(pl.spilled.size()), "count");
+  nlohmann::json pins = nlohmann::json::array();
+  uint32_t pins_missed = 0;
+  for (const auto& p : pl.pins) {
+    pins.push_back({{"tensor", p.tensor}, {"region", p.region}, {"bytes", p.bytes}, {"free_bytes", p.free_bytes},
+                    {"placed", p.placed}});
+    if (p.placed) continue;
+    ++pins_missed;
+    char buf[320];
+    std::snprintf(buf, sizeof buf, "pin %s (%.1f MiB) does not fit region %s (%.1f MiB free): placed by the normal order instead",
+                  p.tensor.c_str(), double(p.bytes) / (1 << 20), p.region.c_str(), double(p.free_bytes) / (1 << 20));
+    R.warnings.push_back(buf);
+  }
+  R.metric("pins_not_placed", double(pins_missed), "count");
 
   // The seeds' monitoring figures and which thresholds trip.
   double first_io_ns = -1;
@@ -235,6 +249,8 @@ RunResult simulate(const RunSpec& spec) {
   R.techniques["report"] = report;
   R.techniques["thresholds_tripped"] = tripped;
   R.techniques["spilled"] = pl.spilled;
+  R.techniques["pins"] = pins;
+  if (!R.warnings.empty()) R.techniques["warnings"] = R.warnings;
 
   R.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return R;

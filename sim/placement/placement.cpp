@@ -131,12 +131,17 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
     const int r = index(it->second);
     if (r < 0) throw std::runtime_error("placement: tensor " + tensors[id].name + " is pinned to region '" +
                                         it->second + "', which the hardware does not have");
+    Placement::PinOutcome pin{tensors[id].name, it->second, tensors[id].bytes,
+                              budget[r] > pl.allocated_bytes[r] ? budget[r] - pl.allocated_bytes[r] : 0, false};
     if (!fits(tensors[id], r)) {
       pl.spilled.push_back(tensors[id].name);  // falls back to the normal order below
+      pl.pins.push_back(pin);
       continue;
     }
     put(tensors[id], r);
     done[id] = true;
+    pin.placed = true;
+    pl.pins.push_back(pin);
   }
   for (uint32_t id : order) {
     if (done[id]) continue;

@@ -56,6 +56,14 @@ struct Placement {
   std::vector<uint64_t> allocated_bytes;
   double fragmentation = 0;             // (allocated - used) / allocated, all regions
   std::vector<std::string> spilled;     // tensors that did not fit their preferred region
+  // What became of each pin a technique asked for: placed there, or not (then placed by the
+  // normal order, and listed in `spilled` too).
+  struct PinOutcome {
+    std::string tensor, region;
+    uint64_t bytes = 0, free_bytes = 0;   // the tensor, and what the region had left for it
+    bool placed = false;
+  };
+  std::vector<PinOutcome> pins;
   uint64_t bytes_in(const std::string& region, const std::vector<trace::TensorRecord>& tensors,
                     trace::TensorClass cls) const;
 };

@@ -63,7 +63,7 @@ class IndexShare : public Technique {
     if (first_layer_sram_ && first_full >= 0) {
       const std::string t = "L" + std::to_string(first_full) + ".indexer_cache";
       ctx.placement->pins[t] = first_layer_region_;
-      rep["pinned"] = t;
+      rep["first_layer_pin"] = t;   // asked for; techniques.pins says whether it fitted
     }
     if (compression_) {
       for (auto& k : w.kernels())

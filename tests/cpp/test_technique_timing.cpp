@@ -105,3 +105,23 @@ TEST(FastMode, AgreesWithTheDetailedModeOnADecodeStep) {
   std::printf("fast %.1f ns, detailed %.1f ns\n", fast.step_ns, detailed.step_ns);
   EXPECT_NEAR(fast.step_ns / detailed.step_ns, 1.0, 0.03) << "fast " << fast.step_ns << " ns, detailed " << detailed.step_ns;
 }
+
+TEST(TechniqueTiming, AFirstLayerPinThatDoesNotFitTheSramWarnsAndSaysSo) {
+  // IndexShare pins the first full layer's index cache in the NPU SRAM (12 MiB). The run warns,
+  // and its techniques record says placed: false, exactly when the tensor is larger than what the
+  // region had free; otherwise the pin holds and nothing is said.
+  for (const uint64_t context : {uint64_t(32768), uint64_t(262144)}) {
+    const auto r = sim::simulate(small("indexshare", {}, context));
+    const auto& pins = r.techniques.at("pins");
+    ASSERT_EQ(pins.size(), 1u) << context;
+    const bool fits = pins[0].at("bytes").get<uint64_t>() <= pins[0].at("free_bytes").get<uint64_t>();
+    EXPECT_EQ(pins[0].at("placed").get<bool>(), fits) << context;
+    EXPECT_EQ(r.warnings.empty(), fits) << context;
+    EXPECT_EQ(r.get_metric("pins_not_placed"), fits ? 0.0 : 1.0);
+    if (!fits) {
+      ASSERT_FALSE(r.warnings.empty());
+      EXPECT_NE(r.warnings[0].find("L0.indexer_cache"), std::string::npos) << r.warnings[0];
+    }
+    EXPECT_EQ(fits, context == 32768) << context;   // 32K x 132 B = 4.1 MiB fits; 256K x 132 B = 33 MiB does not
+  }
+}
