@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <sstream>
 
 namespace indexsim::config {
@@ -140,6 +141,10 @@ T Node::convert(const std::string& key, const YAML::Node& v, const Rule& rule) c
     if constexpr (std::is_integral_v<T>) {
       if (std::floor(d) != d) fail(key, text, "must be an integer");
       if (std::is_unsigned_v<T> && d < 0) fail(key, text, "must be >= 0 (a size or count)");
+      // Never narrow silently: 2^32 into a 32-bit count would wrap to 0 (and divide by it).
+      const double limit = std::ldexp(1.0, std::numeric_limits<T>::digits);   // 2^bits (2^31 signed)
+      if (d >= limit || d < -limit)
+        fail(key, text, "out of range: at most " + std::to_string(std::numeric_limits<T>::max()));
     }
     if (rule.min && (rule.min_exclusive ? d <= *rule.min : d < *rule.min)) fail(key, text, rule.describe());
     if (rule.max && d > *rule.max) fail(key, text, rule.describe());

@@ -11,8 +11,10 @@ using config::Rule;
 CrossbarParams CrossbarParams::from(const config::Node& n) {
   CrossbarParams p;
   p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
-  p.sm_ports = n.req<uint32_t>("sm_ports", Rule::positive());
-  p.memory_ports = n.req<uint32_t>("memory_ports", Rule::positive());
+  // A port is one SM or one L2 slice: thousands at most (B200: 148 SMs, 128 slices); beyond that a
+  // typo, not a crossbar, and the per-port state would not fit in memory.
+  p.sm_ports = n.req<uint32_t>("sm_ports", Rule::range(1, 65536));
+  p.memory_ports = n.req<uint32_t>("memory_ports", Rule::range(1, 65536));
   p.port_bandwidth_Bpc = n.req<double>("port_bandwidth_Bpc", Rule::positive());
   p.request_latency_cycles = n.req<uint32_t>("request_latency_cycles", Rule::non_negative());
   p.response_latency_cycles = n.req<uint32_t>("response_latency_cycles", Rule::non_negative());

@@ -74,9 +74,9 @@ int bench_memory(const Args& args) {
     spec.write_fraction = ap.f64("--write-fraction", spec.pattern == sim::BenchPattern::Mix ? 1.0 / 3.0 : 0.0);
   }
   std::string target = ap.value("--target");  // default: the first region of the address map
-  spec.requesters = static_cast<uint32_t>(ap.u64("--requesters", 132));
-  spec.outstanding = static_cast<uint32_t>(ap.u64("--outstanding", 64));
-  spec.bytes = static_cast<uint32_t>(ap.u64("--bytes", 64));
+  spec.requesters = ap.u32("--requesters", 132);
+  spec.outstanding = ap.u32("--outstanding", 64);
+  spec.bytes = ap.u32("--bytes", 64);
   const double footprint_MiB = trace_mode ? 0 : ap.f64("--footprint-MiB", 0);
   const auto sets = ap.values("--set");
   const bool json = ap.flag("--json");

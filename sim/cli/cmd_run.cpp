@@ -46,9 +46,9 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
   spec.step.phase = phase == "decode" ? trace::Phase::decode : trace::Phase::prefill;
   // The step's defaults are StepParams' (traces/generators/step.hpp), here as everywhere.
   spec.step.context = ap.u64("--context", spec.step.context);
-  spec.step.batch = uint32_t(ap.u64("--batch", spec.step.batch));
-  spec.step.queries = uint32_t(ap.u64("--queries", spec.step.queries));
-  spec.step.chunk_tokens = uint32_t(ap.u64("--chunk", spec.step.chunk_tokens));
+  spec.step.batch = ap.u32("--batch", spec.step.batch);
+  spec.step.queries = ap.u32("--queries", spec.step.queries);
+  spec.step.chunk_tokens = ap.u32("--chunk", spec.step.chunk_tokens);
   spec.step.seed = ap.u64("--seed", spec.step.seed);
   spec.sets = ap.values("--set");
   for (const auto& s : spec.sets) sim::split_set(s);  // reject a bad prefix before any work

@@ -46,7 +46,7 @@ int sweep_cmd(const Args& args) {
   }
   sim::sweep::SweepOptions o;
   o.db = ap.value("--db");
-  o.workers = unsigned(ap.u64("--workers", std::max(1u, std::thread::hardware_concurrency())));
+  o.workers = ap.u32("--workers", std::max(1u, std::thread::hardware_concurrency()));
   o.limit = ap.u64("--limit", 0);
   const bool dry = ap.flag("--dry-run");
   const bool json = ap.flag("--json");

@@ -96,9 +96,9 @@ int gen(ArgParser& a) {
     throw std::invalid_argument("--phase = '" + phase + "': must be decode or prefill");
   p.phase = phase == "decode" ? Phase::decode : Phase::prefill;
   p.context = a.u64("--context", p.context);
-  p.batch = static_cast<uint32_t>(a.u64("--batch", p.batch));
-  p.queries = static_cast<uint32_t>(a.u64("--queries", p.queries));
-  p.chunk_tokens = static_cast<uint32_t>(a.u64("--chunk", p.chunk_tokens));
+  p.batch = a.u32("--batch", p.batch);
+  p.queries = a.u32("--queries", p.queries);
+  p.chunk_tokens = a.u32("--chunk", p.chunk_tokens);
   p.seed = a.u64("--seed", p.seed);
   const std::string hardware = a.value("--hardware", "h200");
   const auto overrides = a.values("--set");
@@ -258,7 +258,7 @@ int export_plain(ArgParser& a) {
     }
   }
   o.limit = a.u64("--limit", 0);
-  o.bytes = static_cast<uint32_t>(a.u64("--bytes", 64));
+  o.bytes = a.u32("--bytes", 64);
   o.interval_cycles = a.u64("--interval-cycles", 0);
   const std::string hw = a.value("--hardware");
   std::string target = a.value("--target");  // default: the first region of the address map

@@ -31,6 +31,7 @@ class ArgParser {
   std::vector<std::string> values(const std::string& name);  // repeated --name v
   bool has(const std::string& name) const;
   uint64_t u64(const std::string& name, uint64_t fallback);
+  uint32_t u32(const std::string& name, uint32_t fallback);   // refuses what a 32-bit count cannot hold
   double f64(const std::string& name, double fallback);
   std::vector<std::string> positional();
   // `--name [value]`: nullopt when absent, "" when given without a value.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
@@ -67,9 +68,8 @@ std::vector<std::string> ArgParser::values(const std::string& name) {
   return out;
 }
 
-uint64_t ArgParser::u64(const std::string& name, uint64_t fallback) {
-  const std::string v = value(name);
-  if (v.empty()) return fallback;
+namespace {
+uint64_t parse_count(const std::string& name, const std::string& v, uint64_t max) {
   size_t used = 0;
   long double d = 0;
   try {
@@ -77,9 +77,23 @@ uint64_t ArgParser::u64(const std::string& name, uint64_t fallback) {
   } catch (...) {
     used = 0;
   }
-  if (used != v.size() || d < 0 || d != static_cast<long double>(static_cast<uint64_t>(d)))
+  // Range before the cast: converting 1e30 or nan to an integer is undefined.
+  if (used != v.size() || !(d >= 0) || d >= 18446744073709551616.0L || d != std::floor(d))
     throw std::invalid_argument(name + " = '" + v + "': must be a non-negative integer");
+  if (d > static_cast<long double>(max))
+    throw std::invalid_argument(name + " = '" + v + "': out of range (at most " + std::to_string(max) + ")");
   return static_cast<uint64_t>(d);
+}
+}  // namespace
+
+uint64_t ArgParser::u64(const std::string& name, uint64_t fallback) {
+  const std::string v = value(name);
+  return v.empty() ? fallback : parse_count(name, v, UINT64_MAX);
+}
+
+uint32_t ArgParser::u32(const std::string& name, uint32_t fallback) {
+  const std::string v = value(name);
+  return v.empty() ? fallback : static_cast<uint32_t>(parse_count(name, v, UINT32_MAX));
 }
 
 double ArgParser::f64(const std::string& name, double fallback) {

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Bad input from issue 25's matrix: numbers a count cannot hold. Each reproducer exits with status 2
+(never a signal, never 0) and one error line that names the key or argument and its value.
+
+Before the fix, a 32-bit key at 2**32 wrapped to 0 and divided by it (SIGFPE), 1e20 was cast to an
+integer (undefined), a port count of 2**32 - 1 died in std::bad_alloc, and --batch 4294967297 ran
+as batch 1."""
+import subprocess
+
+import pytest
+
+RUN = ["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", "--fast"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--set", "hardware.l2.ways=4294967296"], "l2.ways"),
+    (["--set", "hardware.l2.sector_B=4294967296"], "l2.sector_B"),
+    (["--set", "hardware.l2.partitions=4294967296"], "l2.partitions"),
+    (["--set", "hardware.memory.cxl.slot_B=4294967296"], "memory.cxl.slot_B"),
+    (["--set", "hardware.memory.sram.line_B=4294967296"], "memory.sram.line_B"),
+    (["--set", "hardware.memory.sram.ways=4294967296"], "memory.sram.ways"),
+    (["--set", "hardware.noc.sm_ports=4294967296"], "noc.sm_ports"),
+    (["--set", "hardware.noc.sm_ports=4294967295"], "noc.sm_ports"),
+    (["--set", "hardware.noc.memory_ports=4294967295"], "noc.memory_ports"),
+    (["--set", "hardware.noc.line_B=4294967296"], "noc.line_B"),
+    (["--set", "hardware.gpu.sector_bytes=4294967296"], "gpu.sector_bytes"),
+    (["--set", "hardware.memory.hbm.stacks=1e20"], "memory.hbm.stacks"),
+    (["--set", "workload.kernels.indexer_score.tile_tokens=4294967296"], "tile_tokens"),
+    (["--batch", "4294967297"], "--batch"),
+    (["--batch", "1e30"], "--batch"),
+    (["--queries", "nan"], "--queries"),
+    (["--chunk", "-1"], "--chunk"),
+])
+def test_a_number_a_count_cannot_hold_is_a_one_line_error(exe, args, needle):
+    r = subprocess.run([exe, *RUN, *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+    lines = [l for l in r.stderr.splitlines() if "error" in l or needle in l]
+    assert len(lines) == 1, r.stderr[-400:]
+    assert needle in lines[0] and args[-1].split("=")[-1] in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--requesters", "4294967296"], "--requesters"),
+    (["--bytes", "1e30"], "--bytes"),
+])
+def test_bench_memory_counts_are_checked_before_they_are_narrowed(exe, args, needle):
+    r = subprocess.run([exe, "bench", "memory", "--hardware", "h200", "--pattern", "stream", "--requests", "10", *args],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+    assert needle in r.stderr
