@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `indexsim sweep`: a design-space sweep into a results database; `indexsim merge`: shard databases
 // (one per Dask worker) into one.
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -92,6 +93,16 @@ int merge_cmd(const Args& args) {
   const auto pos = ap.positional();
   ap.finish();
   if (pos.size() < 2) throw std::invalid_argument("usage: indexsim merge INTO.sqlite SHARD.sqlite...");
+  // Every shard must exist and be another file than INTO: merging a database into itself waited on
+  // its own lock; a missing shard was created empty and reported as merged.
+  namespace fs = std::filesystem;
+  for (size_t i = 1; i < pos.size(); ++i) {
+    std::error_code ec;
+    if (!fs::is_regular_file(pos[i], ec))
+      throw std::invalid_argument("merge: shard " + pos[i] + " is not a results database (no such file)");
+    if (fs::exists(pos[0], ec) && fs::equivalent(pos[0], pos[i], ec))
+      throw std::invalid_argument("merge: shard " + pos[i] + " is " + pos[0] + " itself");
+  }
   sim::Store into(pos[0]);
   size_t added = 0;
   for (size_t i = 1; i < pos.size(); ++i) added += into.merge_from(pos[i]);

@@ -141,13 +141,25 @@ class Parser {
     }
     return l;
   }
+  // Nesting is bounded: each level is a frame here, in evaluation and in the tree's destructor, and
+  // 75,000 `not`s overflowed the stack. No real constraint comes near.
+  static constexpr int kMaxDepth = 64;
+  struct Deeper {
+    Parser& p;
+    explicit Deeper(Parser& q) : p(q) {
+      if (++p.depth_ > kMaxDepth) p.fail("nested deeper than " + std::to_string(kMaxDepth) + " levels of not/parentheses");
+    }
+    ~Deeper() { --p.depth_; }
+  };
   std::shared_ptr<const Expr> parse_unary() {
     if (accept("not")) {
+      Deeper d(*this);
       auto n = std::make_shared<Not>();
       n->e = parse_unary();
       return n;
     }
     if (accept("(")) {
+      Deeper d(*this);
       auto e = parse_or();
       if (!accept(")")) fail("missing ')'");
       return e;
@@ -189,6 +201,7 @@ class Parser {
   std::string key_, text_;
   std::vector<std::string> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 std::string scalar(const Node& n, const std::string& key, const YAML::Node& v) {

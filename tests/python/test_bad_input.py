@@ -48,3 +48,30 @@ def test_bench_memory_counts_are_checked_before_they_are_narrowed(exe, args, nee
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, (r.returncode, r.stderr[-400:])
     assert needle in r.stderr
+
+
+def test_merge_refuses_itself_and_a_missing_shard_at_once(exe, tmp_path):
+    # Merging a database into itself waited 60 s on its own lock; a missing shard was created
+    # empty and reported as merged.
+    db = tmp_path / "a.sqlite"
+    r = subprocess.run([exe, *RUN, "--set", "workload.model.num_layers=2",
+                        "--set", "workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]",
+                        "--db", str(db)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-400:]
+    before = db.read_bytes()
+    for shard, needle in [(db, "itself"), (tmp_path / "missing.sqlite", "no such file")]:
+        r = subprocess.run([exe, "merge", str(db), str(shard)], capture_output=True, text=True, timeout=20)
+        assert r.returncode == 2 and needle in r.stderr and str(shard) in r.stderr, r.stderr
+    assert not (tmp_path / "missing.sqlite").exists()
+    assert db.read_bytes() == before
+
+
+def test_a_constraint_nested_too_deep_is_an_error_not_a_stack_overflow(exe, tmp_path):
+    spec = tmp_path / "deep.yaml"
+    spec.write_text("name: deep\ndescription: x\nbase: {hardware: h200, workload: glm-5, techniques: baseline}\n"
+                    "axes:\n  step.context: [1024, 2048]\n"
+                    f"constraints:\n  - \"{'not ' * 75000}step.context == 1024\"\n")
+    r = subprocess.run([exe, "sweep", str(spec), "--db", str(tmp_path / "d.sqlite"), "--dry-run"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr[-300:])
+    assert "nested deeper than 64" in r.stderr and "constraints.0" in r.stderr
