@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 
 namespace indexsim::config {
@@ -250,6 +251,23 @@ bool contains_preset(const YAML::Node& n) {
   return false;
 }
 
+// YAML leaves duplicate keys to the reader, and yaml-cpp keeps the first silently: a second
+// `ways:` in a section would be ignored. A duplicate is an error naming the key.
+void refuse_duplicate_keys(const YAML::Node& n, const std::string& file, const std::string& path, int depth = 0) {
+  if (depth > 64) return;   // deeper is not a configuration; the readers refuse it by key
+  if (n.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : n) {
+      const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : yaml_scalar_text(kv.first);
+      const std::string at = path.empty() ? k : path + "." + k;
+      if (!seen.insert(k).second) throw ConfigError(file, at, "", "the key appears twice in one mapping");
+      refuse_duplicate_keys(kv.second, file, at, depth + 1);
+    }
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) refuse_duplicate_keys(n[i], file, path + "." + std::to_string(i), depth + 1);
+  }
+}
+
 YAML::Node expand_presets(const YAML::Node& n, const std::string& file, const std::string& path, int depth) {
   if (!contains_preset(n)) return n;  // rebuilding a subtree costs yaml-cpp a deep copy: only along a preset's path
   if (n.IsSequence()) {
@@ -280,9 +298,11 @@ YAML::Node expand_presets(const YAML::Node& n, const std::string& file, const st
     throw ConfigError(preset_file, "", "", std::string("YAML syntax error: ") + e.what());
   }
   if (!body.IsMap()) throw ConfigError(preset_file, "", "", "a preset's top level must be a mapping (the section's keys)");
+  refuse_duplicate_keys(body, preset_file, "");
   return merged(expand_presets(body, preset_file, "", depth + 1), out);
 }
 }  // namespace
+
 
 std::shared_ptr<Document> Document::load_file(const std::string& file) {
   std::ifstream in(file);
@@ -303,6 +323,7 @@ std::shared_ptr<Document> Document::load_string(const std::string& text, const s
     throw ConfigError(name, "", "", std::string("YAML syntax error: ") + e.what());
   }
   if (!d->tree_.IsMap()) throw ConfigError(name, "", "", "top level must be a mapping");
+  refuse_duplicate_keys(d->tree_, name, "");
   return d;
 }
 

@@ -72,6 +72,8 @@ int bench_memory(const Args& args) {
     spec.requests = ap.u64("--requests", 1000000);
     spec.seed = ap.u64("--seed", 1);
     spec.write_fraction = ap.f64("--write-fraction", spec.pattern == sim::BenchPattern::Mix ? 1.0 / 3.0 : 0.0);
+    if (spec.write_fraction > 1)
+      throw std::invalid_argument("--write-fraction = " + std::to_string(spec.write_fraction) + ": a share, at most 1");
   }
   std::string target = ap.value("--target");  // default: the first region of the address map
   spec.requesters = ap.u32("--requesters", 132);

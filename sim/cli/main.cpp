@@ -106,7 +106,9 @@ double ArgParser::f64(const std::string& name, double fallback) {
   } catch (...) {
     used = 0;
   }
-  if (used != v.size()) throw std::invalid_argument(name + " = '" + v + "': must be a number");
+  // No option takes nan or inf, and none a negative value: 0 is each one's "unset" or floor.
+  if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(name + " = '" + v + "': must be a finite number");
+  if (d < 0) throw std::invalid_argument(name + " = '" + v + "': must be >= 0");
   return d;
 }
 

@@ -75,3 +75,20 @@ def test_a_constraint_nested_too_deep_is_an_error_not_a_stack_overflow(exe, tmp_
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, (r.returncode, r.stderr[-300:])
     assert "nested deeper than 64" in r.stderr and "constraints.0" in r.stderr
+
+
+def test_a_key_given_twice_is_an_error_naming_it(exe, tmp_path):
+    # yaml-cpp kept the first `ways:` and ignored the second without a word.
+    hw = tmp_path / "dup.yaml"
+    hw.write_text("base: h200\nname: dup\nl2:\n  ways: 16\n  ways: 8\n")
+    r = subprocess.run([exe, "run", "--hardware", str(hw), "--workload", "glm-5", "--context", "1024"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "l2.ways" in r.stderr and "twice" in r.stderr, r.stderr[-300:]
+
+
+@pytest.mark.parametrize("flag, value", [("--footprint-MiB", "-5"), ("--footprint-MiB", "nan"),
+                                         ("--write-fraction", "inf"), ("--write-fraction", "2")])
+def test_bench_memory_real_options_are_finite_and_in_range(exe, flag, value):
+    r = subprocess.run([exe, "bench", "memory", "--hardware", "h200", "--pattern", "mix", "--requests", "10", flag, value],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and flag in r.stderr, (r.returncode, r.stderr[-300:])
