@@ -83,6 +83,7 @@ int run_cmd(const Args& args) {
     spec.progress = [](double f) { std::fprintf(stderr, "\r  replay %5.1f %%", 100.0 * f); };
   }
   ap.finish();
+  const auto store = open_store(db);
   sim::RunResult r;
   if (whole_prefill) {
     if (!spec.trace.empty()) throw std::invalid_argument("--phase prefill simulates a workload's whole prefill: give --workload, not --trace");
@@ -111,7 +112,7 @@ int run_cmd(const Args& args) {
   }
   if (spec.progress) std::fprintf(stderr, "\r                      \r");
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  if (!db.empty()) store_result(db, r);
+  if (store) store->put(r);
   if (json) {
     std::cout << r.to_json(kernels).dump(2) << "\n";
   } else {

@@ -73,11 +73,12 @@ int validate_cmd(const Args& args) {
   const std::string db = ap.value("--db");
   const bool json = ap.flag("--json");
   ap.finish();
+  const auto store = open_store(db);
   sim::RunResult r = sim::simulate(spec);
   const sim::Validation v = sim::validate_run(r);
   r.metric("validation_mape", v.mape, "fraction");
   for (const auto& [kind, m] : v.mape_by_kind) r.metric("validation_mape_" + kind, m, "fraction");
-  if (!db.empty()) store_result(db, r);
+  if (store) store->put(r);
   if (json) {
     nlohmann::json j;
     j["mape"] = v.mape;

@@ -79,8 +79,7 @@ void print_result(std::ostream& os, const sim::RunResult& r, bool per_kernel) {
 #include "sim/store/store.hpp"
 
 namespace indexsim::cli {
-void store_result(const std::string& db, const sim::RunResult& r) {
-  sim::Store s(db);
-  s.put(r);
+std::unique_ptr<sim::Store> open_store(const std::string& db) {
+  return db.empty() ? nullptr : std::make_unique<sim::Store>(db);
 }
 }  // namespace indexsim::cli

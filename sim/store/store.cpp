@@ -68,17 +68,33 @@ class Stmt {
 }  // namespace
 
 Store::Store(const std::string& path) : path_(path) {
-  if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK)
-    throw std::runtime_error("cannot open results database " + path + ": " + sqlite3_errmsg(db_));
+  if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
+    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);   // sqlite3_open allocates the handle even when it fails
+    db_ = nullptr;
+    throw std::runtime_error("cannot open results database " + path + ": " + why);
+  }
   sqlite3_busy_timeout(db_, 60000);  // sweep workers share the file: wait for each other's transactions
-  exec("PRAGMA journal_mode=WAL;");
-  exec("PRAGMA synchronous=NORMAL;");
-  exec("BEGIN IMMEDIATE;");
+  bool in_transaction = false;
   try {
+    // Not a database, truncated, read-only: these fail here, and the handle must not leak.
+    exec("PRAGMA journal_mode=WAL;");
+    exec("PRAGMA synchronous=NORMAL;");
+    exec("BEGIN IMMEDIATE;");
+    in_transaction = true;
     exec(kSchema);
     Stmt q(db_, "SELECT value FROM meta WHERE key='schema_version'");
     if (q.step()) {
-      const int v = std::stoi(q.text(0));
+      const std::string text = q.text(0);
+      int v = -1;
+      try {
+        size_t used = 0;
+        v = std::stoi(text, &used);
+        if (used != text.size()) v = -1;
+      } catch (...) {
+        v = -1;
+      }
+      if (v < 0) throw std::runtime_error("results database " + path + ": schema_version '" + text + "' is not a number");
       if (v != kSchemaVersion)
         throw std::runtime_error("results database " + path + " has schema version " + std::to_string(v) +
                                  "; this build reads version " + std::to_string(kSchemaVersion));
@@ -88,7 +104,7 @@ Store::Store(const std::string& path) : path_(path) {
     }
     exec("COMMIT;");
   } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    if (in_transaction) sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
     sqlite3_close(db_);
     db_ = nullptr;
     throw;

@@ -92,3 +92,14 @@ def test_bench_memory_real_options_are_finite_and_in_range(exe, flag, value):
     r = subprocess.run([exe, "bench", "memory", "--hardware", "h200", "--pattern", "mix", "--requests", "10", flag, value],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and flag in r.stderr, (r.returncode, r.stderr[-300:])
+
+
+def test_a_bad_database_fails_before_the_run_and_is_left_as_it_was(exe, tmp_path):
+    # It used to fail after the simulation with "sqlite step/prepare", the result lost; the handle leaked.
+    for name, content in [("notdb.sqlite", b"not a database at all\n" * 50), ("truncated.sqlite", b"SQLite format 3\x00")]:
+        db = tmp_path / name
+        db.write_bytes(content)
+        r = subprocess.run([exe, *RUN, "--db", str(db)], capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and str(db) in r.stderr, r.stderr[-300:]
+        assert "wall" not in r.stdout   # no simulation ran
+        assert db.read_bytes() == content
