@@ -334,12 +334,19 @@ void Document::set(const std::string& assignment) {
   const std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
   auto parts = split_path(path);
+  for (const auto& p : parts)
+    if (p.empty()) throw ConfigError(file_, path, value, "--set path has an empty key (two dots, or a dot at an end)");
   YAML::Node cur = tree_;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     YAML::Node next = lookup(cur, parts[i]);
     if (!next.IsDefined() || next.IsNull()) {
+      // A section the file does not have: made here, and its keys are then checked like any
+      // (an unknown one is an error naming it). A fresh handle: the node a missing key returns is
+      // invalid, and touching it is yaml-cpp's "invalid node".
       cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
-      next = cur[parts[i]];
+      YAML::Node made = cur[parts[i]];
+      cur.reset(made);
+      continue;
     }
     if (!next.IsMap()) throw ConfigError(file_, path, value, "--set path crosses a non-mapping value");
     cur.reset(next);

@@ -30,6 +30,9 @@ RUN = ["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", 
     (["--batch", "1e30"], "--batch"),
     (["--queries", "nan"], "--queries"),
     (["--chunk", "-1"], "--chunk"),
+    (["--set", "hardware.nosuch.key=1"], "nosuch"),        # was yaml-cpp's "invalid node", no file
+    (["--set", "hardware.l2.x.y=1"], "l2.x"),
+    (["--set", "hardware..x=1"], "empty key"),
 ])
 def test_a_number_a_count_cannot_hold_is_a_one_line_error(exe, args, needle):
     r = subprocess.run([exe, *RUN, *args], capture_output=True, text=True, timeout=300)
@@ -37,6 +40,8 @@ def test_a_number_a_count_cannot_hold_is_a_one_line_error(exe, args, needle):
     lines = [l for l in r.stderr.splitlines() if "error" in l or needle in l]
     assert len(lines) == 1, r.stderr[-400:]
     assert needle in lines[0] and args[-1].split("=")[-1] in lines[0], lines[0]
+    if args[0] == "--set":
+        assert "h200.yaml" in lines[0] or "glm-5.yaml" in lines[0], lines[0]   # the file is named
 
 
 @pytest.mark.parametrize("args, needle", [
