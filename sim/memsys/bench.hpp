@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/common/memory_device.hpp"
@@ -66,6 +67,21 @@ class RequestSource {
  public:
   virtual ~RequestSource() = default;
   virtual bool next(TimedRequest& out) = 0;  // false at the end
+};
+
+// Requests from a vector: a trace built in memory (tests, scripts).
+class VectorSource : public RequestSource {
+ public:
+  explicit VectorSource(std::vector<TimedRequest> v) : v_(std::move(v)) {}
+  bool next(TimedRequest& out) override {
+    if (i_ >= v_.size()) return false;
+    out = v_[i_++];
+    return true;
+  }
+
+ private:
+  std::vector<TimedRequest> v_;
+  size_t i_ = 0;
 };
 
 struct TraceReplaySpec {

@@ -28,6 +28,9 @@ using indexsim::test::drain;
 using indexsim::test::load_dram;
 using indexsim::test::load_hbm;
 using indexsim::test::rd;
+using indexsim::test::commands;
+using indexsim::test::expect_no_violations;
+using indexsim::test::find_addr;
 
 namespace {
 
@@ -37,25 +40,6 @@ std::unique_ptr<DramDevice> hbm3(std::vector<std::string> sets) {
   return load_dram("configs/hardware/hbm3-stack-6400.yaml", "memory.hbm", sets);
 }
 
-uint64_t find_addr(const DramDevice& d, const std::function<bool(const DramAddress&)>& pred) {
-  const uint64_t step = d.address_map().interleave_bytes();
-  for (uint64_t a = 0; a < d.capacity_bytes(); a += step)
-    if (pred(d.address_map().decode(a))) return a;
-  ADD_FAILURE() << "no address matches";
-  return 0;
-}
-
-std::vector<CommandRecord> commands(const DramDevice& d, uint32_t pc, Cmd cmd) {
-  std::vector<CommandRecord> v;
-  for (const auto& c : d.checker()->log())
-    if (c.pc == pc && c.cmd == cmd) v.push_back(c);
-  return v;
-}
-
-void expect_no_violations(const DramDevice& d) {
-  ASSERT_NE(d.checker(), nullptr);
-  EXPECT_TRUE(d.checker()->violations().empty()) << d.checker()->violations().front();
-}
 
 MemRequest wr(uint64_t id, uint64_t addr) {
   MemRequest r = rd(id, addr);
@@ -334,22 +318,6 @@ TEST(DramMechanisms, RandomTrafficUnderEveryNewConstraintNeverBreaksOne) {
   }
 }
 
-namespace {
-class Requests : public indexsim::sim::RequestSource {
- public:
-  explicit Requests(std::vector<indexsim::sim::TimedRequest> v) : v_(std::move(v)) {}
-  bool next(indexsim::sim::TimedRequest& out) override {
-    if (i_ >= v_.size()) return false;
-    out = v_[i_++];
-    return true;
-  }
-
- private:
-  std::vector<indexsim::sim::TimedRequest> v_;
-  size_t i_ = 0;
-};
-}  // namespace
-
 TEST(DramMechanisms, AWriteOnlyTraceReportsItsWriteBandwidthAndNoReadLatency) {
   // 20,000 posted writes: the run lasts until the last write burst is on the bus (each accepted
   // write issued, none left queued), its bandwidth is bytes / that time, and there is no read
@@ -357,7 +325,7 @@ TEST(DramMechanisms, AWriteOnlyTraceReportsItsWriteBandwidthAndNoReadLatency) {
   auto d = hbm3({"refresh=none"});
   std::vector<indexsim::sim::TimedRequest> v;
   for (uint64_t i = 0; i < 20000; ++i) v.push_back({i * 32, 32, true, 0});
-  Requests src(v);
+  indexsim::sim::VectorSource src(v);
   indexsim::sim::TraceReplaySpec spec;
   const auto r = indexsim::sim::run_trace_bench(*d, src, spec);
   EXPECT_EQ(r.writes, 20000u);

@@ -22,19 +22,13 @@ using indexsim::model::dram::TimingChecker;
 using indexsim::test::drain;
 using indexsim::test::load_hbm;
 using indexsim::test::rd;
+using indexsim::test::commands;
+using indexsim::test::expect_no_violations;
+using indexsim::test::find_addr;
 
 namespace {
 
 const std::vector<std::string> kQuiet = {"refresh=none", "check_timing=true"};
-
-// The first interleave-aligned address whose decoded location satisfies `pred`.
-uint64_t find_addr(const DramDevice& d, const std::function<bool(const DramAddress&)>& pred) {
-  const uint64_t step = d.address_map().interleave_bytes();
-  for (uint64_t a = 0; a < d.capacity_bytes(); a += step)
-    if (pred(d.address_map().decode(a))) return a;
-  ADD_FAILURE() << "no address matches";
-  return 0;
-}
 
 Tick latency_of(DramDevice& d, const MemRequest& r, Tick at) {
   EXPECT_TRUE(d.try_enqueue(r, at));
@@ -44,17 +38,6 @@ Tick latency_of(DramDevice& d, const MemRequest& r, Tick at) {
   return 0;
 }
 
-std::vector<CommandRecord> commands(const DramDevice& d, uint32_t pc, Cmd cmd) {
-  std::vector<CommandRecord> v;
-  for (const auto& c : d.checker()->log())
-    if (c.pc == pc && c.cmd == cmd) v.push_back(c);
-  return v;
-}
-
-void expect_no_violations(const DramDevice& d) {
-  ASSERT_NE(d.checker(), nullptr);
-  EXPECT_TRUE(d.checker()->violations().empty()) << d.checker()->violations().front();
-}
 
 }  // namespace
 

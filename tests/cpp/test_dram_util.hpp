@@ -3,6 +3,7 @@
 // --set style overrides) and drive single requests through the core.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,28 @@ inline model::MemRequest rd(uint64_t id, uint64_t addr, uint32_t bytes = 32) {
   r.addr = addr;
   r.bytes = bytes;
   return r;
+}
+
+// The first interleave-aligned address whose decoded location satisfies `pred`.
+inline uint64_t find_addr(const model::dram::DramDevice& d, const std::function<bool(const model::dram::DramAddress&)>& pred) {
+  const uint64_t step = d.address_map().interleave_bytes();
+  for (uint64_t a = 0; a < d.capacity_bytes(); a += step)
+    if (pred(d.address_map().decode(a))) return a;
+  ADD_FAILURE() << "no address matches";
+  return 0;
+}
+
+// The checker's log of one command kind on one pseudo-channel.
+inline std::vector<model::dram::CommandRecord> commands(const model::dram::DramDevice& d, uint32_t pc, model::dram::Cmd cmd) {
+  std::vector<model::dram::CommandRecord> v;
+  for (const auto& c : d.checker()->log())
+    if (c.pc == pc && c.cmd == cmd) v.push_back(c);
+  return v;
+}
+
+inline void expect_no_violations(const model::dram::DramDevice& d) {
+  ASSERT_NE(d.checker(), nullptr);
+  EXPECT_TRUE(d.checker()->violations().empty()) << d.checker()->violations().front();
 }
 
 }  // namespace indexsim::test

@@ -243,21 +243,6 @@ TEST(MemTraceAddressMap, RowBankRankColumnChannelIsRamulatorsRoBaRaCoCh) {
 
 namespace {
 
-// Requests from a vector, for the replay tests.
-class VectorSource : public indexsim::sim::RequestSource {
- public:
-  explicit VectorSource(std::vector<indexsim::sim::TimedRequest> v) : v_(std::move(v)) {}
-  bool next(indexsim::sim::TimedRequest& out) override {
-    if (i_ >= v_.size()) return false;
-    out = v_[i_++];
-    return true;
-  }
-
- private:
-  std::vector<indexsim::sim::TimedRequest> v_;
-  size_t i_ = 0;
-};
-
 std::unique_ptr<indexsim::model::MemoryDevice> preset_device(const std::vector<std::string>& sets) {
   auto doc = preset(sets);
   return indexsim::sim::make_target(doc->root(), "hbm");
@@ -290,7 +275,7 @@ TEST(MemTraceReplay, BackToBackIgnoresTimeStampsAndOneSlotSerialises) {
   const Tick idle = dev->idle_read_latency_ps();
   std::vector<indexsim::sim::TimedRequest> v;
   for (int i = 0; i < 16; ++i) v.push_back({uint64_t(i) * 32, 32, false, Tick(i) * 1000000000});
-  VectorSource src(v);
+  indexsim::sim::VectorSource src(v);
   indexsim::sim::TraceReplaySpec spec;
   spec.back_to_back = true;
   const auto r = indexsim::sim::run_trace_bench(*dev, src, spec);
@@ -303,7 +288,7 @@ TEST(MemTraceReplay, MoreSlotsOverlapRequests) {
   const Tick idle = dev->idle_read_latency_ps();
   std::vector<indexsim::sim::TimedRequest> v;
   for (int i = 0; i < 16; ++i) v.push_back({uint64_t(i) * 32, 32, false, 0});
-  VectorSource src(v);
+  indexsim::sim::VectorSource src(v);
   indexsim::sim::TraceReplaySpec spec;
   spec.back_to_back = true;
   spec.requesters = 4;
