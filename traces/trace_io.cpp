@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "traces/trace_io.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "traces/codec.hpp"
 
@@ -98,6 +99,12 @@ void Reader::fail(uint64_t offset, const std::string& reason) const {
 }
 
 Reader::Reader(const std::string& path) : path_(path) {
+  // A directory opens as a stream on Linux and a FIFO has no size: say what it is, not "wrong magic".
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw TraceError(path, 0, std::filesystem::is_directory(st) ? "is a directory, not a trace file"
+                                                                 : "is not a regular file (a pipe or device); give a trace file");
   in_.open(path, std::ios::binary);
   if (!in_) throw TraceError(path, 0, "cannot open file");
   in_.seekg(0, std::ios::end);

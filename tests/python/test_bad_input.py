@@ -108,3 +108,13 @@ def test_a_bad_database_fails_before_the_run_and_is_left_as_it_was(exe, tmp_path
         assert r.returncode != 0 and str(db) in r.stderr, r.stderr[-300:]
         assert "wall" not in r.stdout   # no simulation ran
         assert db.read_bytes() == content
+
+
+def test_a_directory_or_a_pipe_given_as_a_trace_is_named_as_such(exe, tmp_path):
+    # Both used to say "wrong magic" (the directory) or wait (the FIFO).
+    import os
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path, needle in [(tmp_path, "is a directory"), (fifo, "not a regular file")]:
+        r = subprocess.run([exe, "trace", "info", str(path)], capture_output=True, text=True, timeout=20)
+        assert r.returncode != 0 and needle in r.stderr and str(path) in r.stderr, r.stderr
