@@ -234,8 +234,11 @@ Record decode(BlockType type, PayloadReader& r) {
         a.rows.resize(n);
         int64_t prev = 0;
         for (auto& row : a.rows) {
-          prev += unzigzag(r.varint());
-          if (prev < 0 || prev > int64_t(UINT32_MAX)) throw std::invalid_argument("gather row index out of range");
+          // prev stays in [0, 2^32) and a delta that leaves it is refused before the sum, so a
+          // corrupt delta (up to +-2^63) never overflows a signed addition.
+          const int64_t delta = unzigzag(r.varint());
+          if (delta < -prev || delta > int64_t(UINT32_MAX) - prev) throw std::invalid_argument("gather row index out of range");
+          prev += delta;
           row = static_cast<uint32_t>(prev);
         }
       }

@@ -256,3 +256,47 @@ TEST(TraceIo, EveryKernelKindHasOneNameAndAnUnknownNameIsAnError) {
     EXPECT_NE(std::string(e.what()).find("sparse_attn"), std::string::npos) << e.what();
   }
 }
+
+TEST(TraceCodec, AGatherRowDeltaThatLeavesTheRowRangeIsRefusedBeforeTheSum) {
+  // Row indices are delta-coded (zigzag varints) and must stay in [0, 2^32). A corrupt delta of
+  // +2^63-1 after a row near 2^32 used to overflow the signed running sum (undefined behaviour);
+  // now the delta is checked against the room left: invalid_argument, for any delta.
+  auto zigzag = [](int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); };
+  for (const int64_t bad : {INT64_MAX, INT64_MIN, int64_t(20), int64_t(-4294967290)}) {
+    PayloadWriter w;
+    w.u32(0);      // kernel
+    w.u32(0);      // cta_first
+    w.u32(1);      // cta_count
+    w.u8(1);       // gather
+    w.u8(0);       // read
+    w.u32(0);      // tensor
+    w.u64(0);      // base
+    w.i64(0);      // cta_stride_bytes
+    w.u32(64);     // row_bytes
+    w.u64(64);     // row_pitch_bytes
+    w.u32(2);      // rows
+    w.varint(zigzag(int64_t(UINT32_MAX) - 10));
+    w.varint(zigzag(bad));
+    PayloadReader r(w.bytes().data(), w.bytes().size());
+    EXPECT_THROW(decode(BlockType::access, r), std::invalid_argument) << bad;
+  }
+  // A delta that stays in range decodes: 4294967285 then -4294967285 gives rows 4294967285 and 0.
+  PayloadWriter w;
+  for (uint32_t v : {0u, 0u, 1u}) w.u32(v);
+  w.u8(1);
+  w.u8(0);
+  w.u32(0);
+  w.u64(0);
+  w.i64(0);
+  w.u32(64);
+  w.u64(64);
+  w.u32(2);
+  w.varint(zigzag(int64_t(UINT32_MAX) - 10));
+  w.varint(zigzag(-(int64_t(UINT32_MAX) - 10)));
+  PayloadReader r(w.bytes().data(), w.bytes().size());
+  const auto rec = decode(BlockType::access, r);
+  const auto& a = std::get<AccessRecord>(rec);
+  ASSERT_EQ(a.rows.size(), 2u);
+  EXPECT_EQ(a.rows[0], UINT32_MAX - 10);
+  EXPECT_EQ(a.rows[1], 0u);
+}
