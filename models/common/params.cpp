@@ -303,7 +303,6 @@ YAML::Node expand_presets(const YAML::Node& n, const std::string& file, const st
 }
 }  // namespace
 
-
 std::shared_ptr<Document> Document::load_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw ConfigError(file, "", "", "cannot open file");
