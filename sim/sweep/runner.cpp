@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -149,6 +150,24 @@ std::string self_executable() {
   return p.string();
 }
 
+namespace {
+// The temporary directories of sweeps whose process is gone (killed with -9, or a crash): their
+// error files are of no use to anyone now.
+void remove_stale_sweep_dirs(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::string prefix = "indexsim-sweep-";
+    if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == long(getpid())) continue;
+    if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+}  // namespace
+
 SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const SweepOptions& o, std::ostream& log) {
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
@@ -163,7 +182,17 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
   Store store(o.db);  // creates the file (and schema) before the workers race to do it
   const std::string exe = o.executable.empty() ? self_executable() : o.executable;
   const fs::path tmp = fs::temp_directory_path() / ("indexsim-sweep-" + std::to_string(getpid()));
+  remove_stale_sweep_dirs(tmp.parent_path());
   fs::create_directories(tmp);
+  // Removed on every way out of here, an exception included; a sweep killed outright leaves it,
+  // and the next sweep removes it (remove_stale_sweep_dirs).
+  struct RemoveOnExit {
+    fs::path p;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } remove_tmp{tmp};
   const bool tty = isatty(2);
 
   auto show = [&](bool final_line) {
@@ -234,8 +263,6 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     fs::remove(c.err_path, ec);
     show(sum.ran == todo.size());
   }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
   sum.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
   return sum;
 }

@@ -118,3 +118,27 @@ def test_a_directory_or_a_pipe_given_as_a_trace_is_named_as_such(exe, tmp_path):
     for path, needle in [(tmp_path, "is a directory"), (fifo, "not a regular file")]:
         r = subprocess.run([exe, "trace", "info", str(path)], capture_output=True, text=True, timeout=20)
         assert r.returncode != 0 and needle in r.stderr and str(path) in r.stderr, r.stderr
+
+
+def test_a_sweep_removes_its_own_and_dead_sweeps_temporary_directories(exe, tmp_path):
+    # A killed sweep left /tmp/indexsim-sweep-PID behind for good; the next sweep now removes the
+    # directories of sweeps whose process is gone, and its own on every way out.
+    import os
+    import tempfile
+    tmp = tempfile.gettempdir()
+    stale = os.path.join(tmp, "indexsim-sweep-4194999")   # beyond Linux's pid_max: no such process
+    os.makedirs(stale, exist_ok=True)
+    open(os.path.join(stale, "x.err"), "w").write("old")
+    live = os.path.join(tmp, f"indexsim-sweep-{os.getpid()}")   # a live process's: kept
+    os.makedirs(live, exist_ok=True)
+    try:
+        spec = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "sweeps", "smoke.yaml")
+        r = subprocess.run([exe, "sweep", spec, "--db", str(tmp_path / "s.sqlite"), "--limit", "1", "--workers", "1", "--quiet"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-400:]
+        assert not os.path.exists(stale)
+        assert os.path.isdir(live)
+        leftovers = [d for d in os.listdir(tmp) if d.startswith("indexsim-sweep-") and d != os.path.basename(live)]
+        assert not any(os.path.exists(os.path.join(tmp, d, "x.err")) for d in leftovers)
+    finally:
+        os.rmdir(live)
