@@ -20,9 +20,7 @@ Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* check
   group_of_.resize(p.banks_per_pc());
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) group_of_[b] = static_cast<uint8_t>(b / p.banks_per_group);
   for (uint32_t b = 0; b < p.banks_per_pc(); ++b) groups_[group_of_[b]].banks |= uint64_t(1) << b;
-  for (uint32_t g = 0; g < p.groups_per_pc(); ++g) sid_of_group_.push_back(static_cast<uint8_t>(g / p.bank_groups));
   tRCD_ = {p.t.tRCDRD, p.t.tRCDWR};
-  tCCDR_ = p.t.tCCDR;
   refresh_if_owed();   // an idle controller may pull refreshes in from the start
   // Staggered: pseudo-channel i starts i/N of an interval late, as real controllers do, so that an
   // all-bank refresh never stalls the whole device at once. Simultaneous: all at once.
@@ -376,10 +374,10 @@ void Controller::step(std::vector<ChunkDone>& done) {
         const Cycle to_write = plus_minus(t, T.tCL + T.burst + T.turnaround, T.tCWL);
         g.col_ready[1] = std::max(g.col_ready[1], to_write);
         col_ready_[1] = std::max(col_ready_[1], to_write);
-        if (tCCDR_) {   // tCCDR: the next read to another stack ID; kept in the groups, so planning pays nothing
-          const uint8_t sid = sid_of_group_[group_of_[pl.bank]];
+        if (T.tCCDR) {   // the next read to another stack ID; kept in the groups, so planning pays nothing
+          const uint32_t sid = group_of_[pl.bank] / p_->bank_groups;
           for (uint32_t gi = 0; gi < groups_.size(); ++gi)
-            if (sid_of_group_[gi] != sid) groups_[gi].col_ready[0] = std::max(groups_[gi].col_ready[0], t + tCCDR_);
+            if (gi / p_->bank_groups != sid) groups_[gi].col_ready[0] = std::max(groups_[gi].col_ready[0], t + T.tCCDR);
         }
         ++stats_.read_bursts;
       } else {
@@ -400,8 +398,7 @@ void Controller::step(std::vector<ChunkDone>& done) {
         find_hit(w, pl.bank, index);  // the erased entry was the oldest hit
         if (!q.empty()) b.head_seq[w] = q.front().seq;
         if (q.empty()) mask_[w] &= ~(uint64_t(1) << pl.bank);
-        if (--count_[w] == 0 && queued() == 0 && (ref_owed_ > 0 || ref_credit_ < p_->refresh_pull_in_max))
-          refresh_if_owed();
+        if (--count_[w] == 0 && queued() == 0) refresh_if_owed();
       }
       break;
     }

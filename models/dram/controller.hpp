@@ -166,7 +166,6 @@ class Controller {
   std::vector<Bank> banks_;
   std::vector<BankQueue> queues_;                       // [2 * bank + write]
   std::vector<uint8_t> group_of_;                       // bank -> bank group
-  std::vector<uint8_t> sid_of_group_;                   // bank group -> stack ID
   std::vector<Group> groups_;
   uint64_t closed_for_conflict_ = 0;                    // banks whose last PRE made way for another row
   std::array<uint64_t, 2> mask_{0, 0};                 // banks with queued entries
@@ -182,7 +181,6 @@ class Controller {
   Cycle pre_ready_ = 0;                                 // tPPD after the last PRE/PREA
   Cycle refsb_ready_ = 0;                               // tRREFD after the last REFsb
   std::array<Cycle, 2> tRCD_{0, 0};                     // [write]: tRCDRD, tRCDWR
-  Cycle tCCDR_ = 0;
   std::array<Cycle, 4> faw_{0, 0, 0, 0};
   uint32_t faw_head_ = 0;
   uint64_t acts_seen_ = 0;

@@ -112,13 +112,10 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
       return false;
     }
   } else {
-    for (const Piece& pc : pieces_) ++need_[p_.queue_per_channel ? first_of_channel(pc.pc) : pc.pc];
+    for (const Piece& pc : pieces_) ++need_[queue_of(pc.pc)];
     bool room = true;
-    for (const Piece& pc : pieces_) {
-      const uint32_t q = p_.queue_per_channel ? first_of_channel(pc.pc) : pc.pc;
-      room = room && has_room(q, req.write, need_[q]);
-    }
-    for (const Piece& pc : pieces_) need_[p_.queue_per_channel ? first_of_channel(pc.pc) : pc.pc] = 0;
+    for (const Piece& pc : pieces_) room = room && has_room(queue_of(pc.pc), req.write, need_[queue_of(pc.pc)]);
+    for (const Piece& pc : pieces_) need_[queue_of(pc.pc)] = 0;
     if (!room) {
       ++rejected_;
       return false;
@@ -148,7 +145,7 @@ bool DramDevice::has_room(uint32_t pc, bool write, uint32_t chunks) const {
   if (!p_.queue_per_channel) return ctrls_[pc].can_accept(write, chunks);
   // One buffer for the channel's pseudo-channels: their queued chunks together.
   uint32_t used = 0;
-  for (uint32_t i = first_of_channel(pc), e = i + p_.pseudo_channels_per_channel; i < e; ++i) used += ctrls_[i].queued(write);
+  for (uint32_t i = queue_of(pc), e = i + p_.pseudo_channels_per_channel; i < e; ++i) used += ctrls_[i].queued(write);
   return used + chunks <= (write ? p_.write_queue_entries : p_.read_queue_entries);
 }
 

@@ -61,7 +61,8 @@ class DramDevice : public MemoryDevice {
   void process_until(Tick now, bool inclusive);
   void schedule(uint32_t pc);
   uint32_t new_parent(const MemRequest& req, Tick now, uint32_t chunks);
-  uint32_t first_of_channel(uint32_t pc) const { return pc - pc % p_.pseudo_channels_per_channel; }
+  // The queue a pseudo-channel's requests count against: its own, or its channel's first one.
+  uint32_t queue_of(uint32_t pc) const { return p_.queue_per_channel ? pc - pc % p_.pseudo_channels_per_channel : pc; }
   bool has_room(uint32_t pc, bool write, uint32_t chunks) const;
   void record_latency(Tick latency);
 
