@@ -8,6 +8,10 @@
 
 #include "traces/codec.hpp"
 
+#ifdef INDEXSIM_TRACE_VERSION_HEADER
+#include "indexsim_version.h"  // the main build's, regenerated at every build
+#define INDEXSIM_TRACE_CODE_VERSION INDEXSIM_CODE_VERSION
+#endif
 #ifndef INDEXSIM_TRACE_CODE_VERSION
 #define INDEXSIM_TRACE_CODE_VERSION "unknown"
 #endif

@@ -8,6 +8,7 @@
 
 #include "sim/cli/command.hpp"
 #include "models/common/params.hpp"
+#include "sim/core/version.hpp"
 
 namespace indexsim::cli {
 
@@ -161,18 +162,32 @@ void ArgParser::finish() const {
 }  // namespace indexsim::cli
 
 namespace {
-void usage() {
-  std::cerr << "usage: indexsim <command> [options]\n\ncommands:\n";
-  for (const auto& c : indexsim::cli::commands()) std::cerr << "  " << c.name << "\t" << c.summary << "\n";
+void usage(std::ostream& os) {
+  os << "usage: indexsim <command> [options]     (indexsim <command> --help: that command's options)\n"
+        "       indexsim --version\n\ncommands:\n";
+  for (const auto& c : indexsim::cli::commands()) os << "  " << c.name << "\t" << c.summary << "\n";
+  os << "\nexit status: 0 done; 1 the simulation or a file operation failed; 2 bad usage, config or input\n";
 }
+
+// SystemC prints its copyright banner when the kernel starts, before sc_main, unless this variable
+// is set: a static initialiser runs earlier still. The user's own setting is kept.
+const bool banner_off = [] { return setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0; }();
 }  // namespace
 
 // libsystemc provides main(), which calls sc_main: the CLI is an ordinary SystemC program.
 int sc_main(int argc, char* argv[]) {
   sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    usage();
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  if (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    usage(std::cout);
+    return 0;
+  }
+  if (std::string(argv[1]) == "--version") {
+    std::cout << "indexsim " << indexsim::sim::code_version() << "\n";
+    return 0;
   }
   const std::string name = argv[1];
   indexsim::cli::Args args(argv + 2, argv + argc);
@@ -192,6 +207,6 @@ int sc_main(int argc, char* argv[]) {
     }
   }
   std::cerr << "indexsim: unknown command '" << name << "'\n";
-  usage();
+  usage(std::cerr);
   return 2;
 }

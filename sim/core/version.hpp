@@ -3,7 +3,8 @@
 #include <string>
 
 namespace indexsim::sim {
-// "<semver>+<git sha>" of the build: stored with every run and every trace.
+// "<semver>+<git sha>[.modified]" of the build (.modified: tracked files differed from the commit):
+// stored with every run and every trace; a stored run of another version is stale.
 std::string code_version();
 // The repository root at build time (to find configs/ when run from the build tree).
 std::string source_dir();
