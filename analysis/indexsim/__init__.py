@@ -16,7 +16,8 @@ for _d in filter(None, [_os.environ.get("INDEXSIM_BUILD_DIR")]):
             __path__.append(_os.path.abspath(_p))
 
 from . import trace  # noqa: E402
-from ._exe import executable  # noqa: E402
+from ._exe import (ConfigError, IndexSimError, PlacementError, SimulationError, TraceError,  # noqa: E402
+                   UsageError, executable)
 from .results import components, kernels, load, row_counts
 from .run import Result, run
 from .sweep import SweepSummary, merge, plan, sweep
@@ -41,7 +42,8 @@ except ImportError:  # a source checkout without the built extension
 
 __version__ = "0.1.0"
 __all__ = ["run", "Result", "sweep", "plan", "merge", "SweepSummary", "load", "kernels", "components",
-           "row_counts", "trace", "executable", "plots", "report"]
+           "row_counts", "trace", "executable", "plots", "report", "IndexSimError", "ConfigError", "TraceError",
+           "PlacementError", "UsageError", "SimulationError"]
 
 
 def __getattr__(name):

@@ -43,27 +43,65 @@ def config_dir() -> Optional[Path]:
     return d if d.is_dir() else None
 
 
-def _absolute(args: Sequence[str]) -> List[str]:
-    # The binary looks up names under ./configs; in an installed package it runs in the package
-    # directory, so paths the caller gave relative to their own directory are made absolute.
-    out = []
-    for a in args:
-        if a and not a.startswith("-") and os.path.exists(a):
-            out.append(os.path.abspath(a))
-        else:
-            out.append(a)
-    return out
+class IndexSimError(RuntimeError):
+    """A failed `indexsim` command: the tool's one-line message, its exit status and command."""
+
+    def __init__(self, message: str, returncode: int = 1, command: str = ""):
+        super().__init__(message)
+        self.returncode = returncode
+        self.command = command
+
+
+class UsageError(IndexSimError, ValueError):
+    """A bad option or argument (exit status 2)."""
+
+
+class ConfigError(UsageError):
+    """A config file, key or value is refused: the message names the file, the key and the value."""
+
+
+class TraceError(UsageError):
+    """A trace file is missing, corrupt or inconsistent: the message names the file and the offset."""
+
+
+class PlacementError(UsageError):
+    """The step's tensors do not fit the hardware's memories; the message says by how much, in GiB,
+    and which setting would make them fit."""
+
+
+class SimulationError(IndexSimError):
+    """The simulation or a file operation failed (exit status 1)."""
+
+
+def _error(command: str, returncode: int, stderr: str) -> IndexSimError:
+    # The executable's last line is its message (earlier lines are warnings and progress); its
+    # wording says which kind (sim/cli/main.cpp).
+    lines = [l for l in (stderr or "").strip().splitlines() if l.strip()]
+    msg = lines[-1].strip() if lines else f"indexsim {command} failed with status {returncode}"
+    kind = (ConfigError if ": config error: " in msg else TraceError if ": trace error: " in msg
+            else PlacementError if ": placement: " in msg else UsageError if returncode == 2 else SimulationError)
+    return kind(msg, returncode, command)
+
+
+def _environment() -> dict:
+    env = dict(os.environ)
+    env.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
+    d = config_dir()
+    if d is not None:  # an installed package: its configs/ is searched first (sim/core/paths.cpp)
+        env.setdefault("INDEXSIM_CONFIG_DIR", str(d))
+    return env
 
 
 def call(args: Sequence[str], *, capture: bool = True, check: bool = True,
          stderr=None, timeout: Optional[float] = None) -> subprocess.CompletedProcess:
-    """Runs `indexsim ARGS`; raises RuntimeError with the tool's own message on failure."""
-    cwd = config_dir()
-    argv = [executable()] + (_absolute(args) if cwd else list(args))
-    proc = subprocess.run(argv, cwd=str(cwd.parent) if cwd else None, text=True,
+    """Runs `indexsim ARGS` in the caller's working directory, so relative paths (a --db, a
+    --timeline, a trace) mean what they mean to the caller; raises an IndexSimError subclass
+    (ConfigError, TraceError, PlacementError, UsageError, SimulationError) with the tool's own
+    one-line message on failure."""
+    proc = subprocess.run([executable()] + [str(a) for a in args], text=True, env=_environment(),
                           stdout=subprocess.PIPE if capture else None,
                           stderr=subprocess.PIPE if stderr is None and capture else stderr, timeout=timeout)
     if check and proc.returncode != 0:
-        msg = (proc.stderr or "").strip() if isinstance(proc.stderr, str) else ""
-        raise RuntimeError(f"indexsim {' '.join(args[:1])} failed ({proc.returncode}): {msg}")
+        raise _error(str(args[0]) if args else "", proc.returncode,
+                     proc.stderr if isinstance(proc.stderr, str) else "")
     return proc

@@ -82,7 +82,7 @@ def sweep(spec: Spec, db: str, workers: Optional[int] = None, cluster: Any = Non
             # Exit status 3: some runs failed; they are stored with their error, as on Dask.
             proc = _exe.call(args, capture=False, check=False, stderr=None)
             if proc.returncode not in (0, SOME_RUNS_FAILED):
-                raise RuntimeError(f"indexsim sweep failed with status {proc.returncode}")
+                raise _exe.SimulationError(f"indexsim sweep failed with status {proc.returncode}", proc.returncode, "sweep")
             return _summary(plan(spec_path), db)
         return _dask_sweep(spec_path, db, cluster, limit)
 
@@ -107,7 +107,7 @@ def _dask_task(index: int, spec_text: str, shard_dir: str) -> int:
         proc = _exe.call(["sweep", path, "--db", _worker_shard(shard_dir), "--select", str(index), "--workers", "1",
                           "--quiet"], check=False)
         if proc.returncode not in (0, SOME_RUNS_FAILED):
-            raise RuntimeError(f"run {index}: indexsim sweep exited {proc.returncode}: {proc.stderr}")
+            raise _exe._error("sweep", proc.returncode, proc.stderr)
         return proc.returncode
 
 

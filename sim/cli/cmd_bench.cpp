@@ -255,9 +255,13 @@ int bench_memory(const Args& args) {
 
 int bench(const Args& args) {
   if (args.empty() || args[0].empty() || args[0][0] == '-') {
-    std::cerr << "usage: indexsim bench <subcommand> [options]\n\nsubcommands:\n";
-    for (const auto& s : table()) std::cerr << "  " << s.name << "\t" << s.summary << "\n";
-    return args.empty() ? 2 : (args[0] == "--help" || args[0] == "-h" ? 0 : 2);
+    // Asked for, the help is the output (stdout, status 0); otherwise it explains a usage error.
+    const bool asked = !args.empty() && (args[0] == "--help" || args[0] == "-h");
+    std::ostream& os = asked ? std::cout : std::cerr;
+    os << "usage: indexsim bench <subcommand> [options]     (indexsim bench <subcommand> --help: its options)\n\n"
+          "subcommands:\n";
+    for (const auto& s : table()) os << "  " << s.name << "\t" << s.summary << "\n";
+    return asked ? 0 : 2;
   }
   for (const auto& s : table())
     if (args[0] == s.name) return s.fn(Args(args.begin() + 1, args.end()));
@@ -273,6 +277,6 @@ bool register_bench_subcommand(const BenchSubcommand& s) {
 const std::vector<BenchSubcommand>& bench_subcommands() { return table(); }
 
 INDEXSIM_BENCH_SUBCOMMAND("memory", "a pattern or a memory trace on a memory target: bandwidth, latency, row hits, speed", bench_memory);
-INDEXSIM_COMMAND("bench", "benchmarks: `bench memory`", bench);
+INDEXSIM_COMMAND("bench", "benchmarks: memory, speed, kernel, collective (bench --help)", bench);
 
 }  // namespace indexsim::cli

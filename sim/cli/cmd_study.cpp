@@ -113,8 +113,18 @@ class Accuracy {
   std::map<std::string, double> memo_;
 };
 
+const char* kUsage =
+    "usage: indexsim study [FILE|NAME (default: default)] [--db FILE (default: results/default-study.sqlite)]\n"
+    "  FILE or configs/studies/NAME.yaml lists the hardware, workloads, contexts and techniques; every\n"
+    "  combination is one run, stored in --db, and one table row: indexer-cache memory, step time,\n"
+    "  communication, roofline, tokens/s, speed-up over the baseline and the recall@k accuracy cost\n";
+
 int study(const Args& args) {
   ArgParser ap(args);
+  if (ap.flag("--help") || ap.flag("-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
   const std::string db_path = ap.value("--db", "results/default-study.sqlite");
   auto pos = ap.positional();
   ap.finish();

@@ -13,6 +13,7 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/core/config_load.hpp"
 #include "models/common/params.hpp"
+#include "models/common/units.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
 #include "sim/memsys/memory_system.hpp"
@@ -41,36 +42,6 @@ const char* kUsage =
     "       indexsim trace export FILE --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys -o OUT\n"
     "                          [--kernel NAME|KIND] [--layer N] [--limit N] [--bytes B] [--interval-cycles N]\n"
     "                          [--hardware NAME|FILE [--target T] [--set hardware.K=V]...]\n";
-
-// A bare name is configs/workloads/NAME.yaml, looked up from the current directory, then from the
-// source tree the binary was built from.
-std::string resolve_workload(const std::string& arg) {
-  if (fs::is_regular_file(arg)) return arg;
-  const bool looks_like_path =
-      arg.find('/') != std::string::npos || (arg.size() > 5 && arg.substr(arg.size() - 5) == ".yaml");
-  if (looks_like_path) throw std::invalid_argument("workload file '" + arg + "' does not exist");
-  std::vector<std::string> tried;
-  for (const fs::path& root : {fs::current_path(), fs::path(sim::source_dir())}) {
-    const fs::path p = root / "configs" / "workloads" / (arg + ".yaml");
-    if (fs::is_regular_file(p)) return p.string();
-    tried.push_back(p.string());
-  }
-  std::string msg = "unknown workload '" + arg + "' (tried";
-  for (const auto& t : tried) msg += " " + t;
-  throw std::invalid_argument(msg + ")");
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(u ? 2 : 0) << b << " " << units[u];
-  return os.str();
-}
 
 std::string flops_text(const KindTotals& k) {
   std::ostringstream os;
@@ -107,7 +78,7 @@ int gen(ArgParser& a) {
   sim::apply_step_sets(p, overrides);
   validate(p);
   const auto t0 = std::chrono::steady_clock::now();
-  auto doc = sim::load_document("workloads", resolve_workload(workload), overrides);
+  auto doc = sim::load_document("workloads", workload, overrides);
   ModelShape shape = load_model_shape(doc->root());
   doc->check_unused();
   shape.resolved = doc->resolved();
@@ -303,10 +274,16 @@ int export_plain(ArgParser& a) {
 }
 
 int trace_command(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  if (args.empty()) {
     std::cerr << kUsage;
-    return args.empty() ? 2 : 0;
+    return 2;
   }
+  // `trace --help` and `trace SUB --help` alike: the usage covers every subcommand.
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
   ArgParser a(Args(args.begin() + 1, args.end()));
   const std::string sub = args[0];
   if (sub == "gen") return gen(a);

@@ -9,6 +9,9 @@
 #include "sim/cli/command.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/version.hpp"
+#include "sim/memtrace/plain_trace.hpp"
+#include "sim/placement/placement.hpp"
+#include "traces/trace_io.hpp"
 
 namespace indexsim::cli {
 
@@ -166,7 +169,9 @@ void usage(std::ostream& os) {
   os << "usage: indexsim <command> [options]     (indexsim <command> --help: that command's options)\n"
         "       indexsim --version\n\ncommands:\n";
   for (const auto& c : indexsim::cli::commands()) os << "  " << c.name << "\t" << c.summary << "\n";
-  os << "\nexit status: 0 done; 1 the simulation or a file operation failed; 2 bad usage, config or input\n";
+  os << "\nexit status: 0 done; 1 the simulation or a file operation failed; 2 bad usage, config or input (a\n"
+        "  config error, a trace error, tensors that do not fit the hardware's memories); 3 (sweep) some runs failed,\n"
+        "  and are stored with their errors\n";
 }
 
 // SystemC prints its copyright banner when the kernel starts, before sc_main, unless this variable
@@ -197,6 +202,15 @@ int sc_main(int argc, char* argv[]) {
       return c.fn(args);
     } catch (const indexsim::config::ConfigError& e) {
       std::cerr << "indexsim: config error: " << e.what() << "\n";
+      return 2;
+    } catch (const indexsim::trace::TraceError& e) {
+      std::cerr << "indexsim " << name << ": trace error: " << e.what() << "\n";
+      return 2;
+    } catch (const indexsim::sim::memtrace::MemTraceError& e) {
+      std::cerr << "indexsim " << name << ": trace error: " << e.what() << "\n";
+      return 2;
+    } catch (const indexsim::sim::PlacementError& e) {
+      std::cerr << "indexsim " << name << ": " << e.what() << "\n";  // "placement: ..."
       return 2;
     } catch (const std::invalid_argument& e) {
       std::cerr << "indexsim " << name << ": " << e.what() << "\n";

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "models/common/units.hpp"
+
 namespace indexsim::cli {
 
 namespace {
@@ -16,15 +18,6 @@ std::string fmts(const char* f, const std::string& v) {
   char b[256];
   std::snprintf(b, sizeof b, f, v.c_str());
   return b;
-}
-std::string human_bytes(double b) {
-  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int i = 0;
-  while (b >= 1024 && i < 4) {
-    b /= 1024;
-    ++i;
-  }
-  return fmt("%.2f ", b) + u[i];
 }
 }  // namespace
 

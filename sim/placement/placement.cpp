@@ -6,10 +6,29 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "models/common/units.hpp"
+
 namespace indexsim::sim {
 
 using config::Rule;
 using trace::TensorClass;
+
+namespace {
+// What a user can change so that a tensor that did not fit does: the setting first, the hardware last.
+std::string fit_hint(const std::vector<RegionInfo>& regions, const PlacementPolicy& policy) {
+  const bool has_overflow = std::any_of(regions.begin(), regions.end(), [](const RegionInfo& r) { return r.tier == Tier::overflow; });
+  std::string hint;
+  if (has_overflow && !policy.cxl_enabled) hint = "--set techniques.placement.cxl_enabled=true puts what does not fit on the overflow tier";
+  std::string roomiest = policy.hbm_alloc_strategy;
+  for (const auto& [name, fraction] : policy.strategy_fractions)
+    if (fraction > policy.strategy_fractions.at(roomiest)) roomiest = name;
+  if (roomiest != policy.hbm_alloc_strategy)
+    hint += std::string(hint.empty() ? "" : ", or ") + "--set techniques.placement.hbm_alloc_strategy=" + roomiest +
+            " gives the HBM a larger budget";
+  if (hint.empty()) hint = "a smaller context or batch, a technique that shrinks the caches, or a hardware with more memory or a CXL pool";
+  return "; hint: " + hint;
+}
+}  // namespace
 
 PlacementPolicy PlacementPolicy::load(const config::Node& n) {
   PlacementPolicy p;
@@ -43,6 +62,7 @@ PlacementPolicy PlacementPolicy::load(const config::Node& n) {
   for (const auto& s : strategies) {
     const double f = table.child(s).req<double>("hbm_budget_fraction", Rule::range(0.05, 1.0));
     if (s == p.hbm_alloc_strategy) p.hbm_budget_fraction = f;
+    p.strategy_fractions[s] = f;
   }
   return p;
 }
@@ -99,9 +119,10 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
     if (regions[i].tier == Tier::fabric) fabric.push_back(int(i));
     if (regions[i].tier == Tier::overflow && policy.cxl_enabled) overflow.push_back(int(i));
   }
-  if (primary.empty()) throw std::runtime_error("placement: no region of the hardware has tier: primary (noc.regions)");
+  if (primary.empty()) throw PlacementError("no region of the hardware has tier: primary (noc.regions)");
   if (policy.cxl_enabled && overflow.empty())
-    throw std::runtime_error("placement: cxl_enabled is true but no region of the hardware has tier: overflow (noc.regions)");
+    throw PlacementError("cxl_enabled is true but no region of the hardware has tier: overflow (noc.regions); hint: "
+                         "--set techniques.placement.cxl_enabled=false, or a hardware with a CXL pool");
 
   std::vector<uint64_t> budget(regions.size());
   for (size_t i = 0; i < regions.size(); ++i) budget[i] = regions[i].capacity_bytes;
@@ -129,8 +150,12 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
     auto it = policy.pins.find(tensors[id].name);
     if (it == policy.pins.end()) continue;
     const int r = index(it->second);
-    if (r < 0) throw std::runtime_error("placement: tensor " + tensors[id].name + " is pinned to region '" +
-                                        it->second + "', which the hardware does not have");
+    if (r < 0) {
+      std::string names;
+      for (const auto& g : regions) names += (names.empty() ? "" : ", ") + g.name;
+      throw PlacementError("tensor " + tensors[id].name + " is pinned to region '" + it->second +
+                           "', which the hardware does not have (its regions: " + names + ")");
+    }
     Placement::PinOutcome pin{tensors[id].name, it->second, tensors[id].bytes,
                               budget[r] > pl.allocated_bytes[r] ? budget[r] - pl.allocated_bytes[r] : 0, false};
     if (!fits(tensors[id], r)) {
@@ -153,10 +178,10 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
     };
     if (t.cls == TensorClass::peer) {  // peers' buffers live behind the fabric, nowhere else
       if (fabric.empty())
-        throw std::runtime_error("placement: tensor " + t.name +
-                                 " is in another GPU's memory but no region of the hardware has tier: fabric (noc.regions)");
+        throw PlacementError("tensor " + t.name +
+                             " is in another GPU's memory but no region of the hardware has tier: fabric (noc.regions)");
       const int r = first_fit(fabric);
-      if (r < 0) throw std::runtime_error("placement: peer buffer " + t.name + " (" + std::to_string(t.bytes) + " B) exceeds the fabric window");
+      if (r < 0) throw PlacementError("peer buffer " + t.name + " (" + human_bytes(double(t.bytes)) + ") exceeds the fabric window");
       put(t, r);
       continue;
     }
@@ -168,10 +193,11 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
     } else {
       std::string where;
       for (int r : primary)
-        where += (where.empty() ? "" : "; ") + regions[r].name + " budget " + std::to_string(budget[r]) + " B (" +
-                 policy.hbm_alloc_strategy + "), " + std::to_string(pl.allocated_bytes[r]) + " B already allocated";
-      throw std::runtime_error("placement: tensor " + t.name + " (" + std::to_string(t.bytes) + " B) does not fit: " +
-                               where + (overflow.empty() ? ", overflow disabled (cxl_enabled: false)" : ", and the overflow tier is full"));
+        where += (where.empty() ? "" : "; ") + regions[r].name + " budget " + human_bytes(double(budget[r])) + " (" +
+                 policy.hbm_alloc_strategy + " strategy), " + human_bytes(double(pl.allocated_bytes[r])) + " already allocated";
+      throw PlacementError("tensor " + t.name + " (" + human_bytes(double(t.bytes)) + ") does not fit: " + where +
+                           (overflow.empty() ? ", overflow disabled" : ", and the overflow tier is full") +
+                           fit_hint(regions, policy));
     }
   }
   // Fragmentation is of this GPU's memories: the fabric window maps the peers'.

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@
 #include "traces/records.hpp"
 
 namespace indexsim::sim {
+
+// The tensors of a step do not fit the hardware's memories as the policy allows: what failed, in
+// GiB, and the setting that would fix it where there is one.
+class PlacementError : public std::runtime_error {
+ public:
+  explicit PlacementError(const std::string& what) : std::runtime_error("placement: " + what) {}
+};
 
 enum class Tier { primary, overflow, pinned, fabric };
 // "primary", "overflow", "pinned" or "fabric"; std::invalid_argument naming the text otherwise.
@@ -39,6 +47,7 @@ struct PlacementPolicy {
   bool cxl_enabled = false;
   std::string npu_cache_policy = "lru";            // lru | fifo | scratchpad
   double hbm_budget_fraction = 1.0;                // from the strategy table of the config
+  std::map<std::string, double> strategy_fractions;  // the whole table: what another strategy would allow
   uint64_t page_bytes = 2u << 20;
   std::map<std::string, std::string> pins;         // tensor name → region
   std::vector<std::string> env_overrides;          // which environment variables changed the policy

@@ -116,7 +116,7 @@ TEST(TraceCli, BadInputFailsWithAClearMessage) {
   EXPECT_TRUE(contains(r.output, "unknown argument '--contxt'")) << r.output;
   r = run_cli("trace gen --workload no-such-model -o " + temp_path("x.itr"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.output, "unknown workload 'no-such-model'")) << r.output;
+  EXPECT_TRUE(contains(r.output, "workloads config 'no-such-model' not found")) << r.output;
   r = run_cli("trace gen --workload glm-5 --phase both -o " + temp_path("x.itr"));
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.output, "--phase")) << r.output;
