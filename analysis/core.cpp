@@ -41,7 +41,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<config::ConfigError>(m, "ConfigError", PyExc_ValueError);
 
   m.def("code_version", &sim::code_version);
-  m.def("stable_hash", [](const std::string& json_text) { return config::stable_hash(nlohmann::json::parse(json_text)); },
+  m.def("stable_hash", [](const std::string& json_text) { return sim::run_key(nlohmann::json::parse(json_text)); },
         "The run key of a resolved config given as JSON text", py::arg("json_text"));
   m.def(
       "resolve",
@@ -50,7 +50,7 @@ PYBIND11_MODULE(_core, m) {
          uint32_t chunk, uint64_t seed, const std::vector<std::string>& sets, bool fast) {
         const auto cfg = sim::resolve(run_spec(hardware, workload, techniques, trace, phase, context, batch, queries,
                                                chunk, seed, sets, fast));
-        return py::make_tuple(config::stable_hash(cfg), to_py(cfg));
+        return py::make_tuple(sim::run_key(cfg), to_py(cfg));
       },
       "(key, resolved config) of a run, without running it", py::arg("hardware"), py::arg("workload") = "",
       py::arg("techniques") = "baseline", py::arg("trace") = "", py::arg("phase") = "decode",

@@ -97,6 +97,24 @@ void Writer::close() {
   closed_ = true;
 }
 
+std::string content_hash(const std::string& path) {
+  Reader header(path);  // a missing, non-regular or foreign file fails as reading it would
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> buf(1 << 20);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64 offset basis and prime
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) {
+      h ^= static_cast<unsigned char>(buf[size_t(i)]);
+      h *= 1099511628211ull;
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 // ---------------------------------------------------------------------------------------------
 void Reader::fail(uint64_t offset, const std::string& reason) const {
   throw TraceError(path_, offset, block_index_, reason);

@@ -51,6 +51,10 @@ class Writer {
   bool closed_ = false;
 };
 
+// The 64-bit FNV-1a hash of the file's bytes, as 16 hex digits: what a run from a trace file is keyed
+// by, so that an overwritten trace is a new run. Opens the file as Reader does (same errors).
+std::string content_hash(const std::string& path);
+
 class Reader {
  public:
   explicit Reader(const std::string& path);  // reads and checks the header

@@ -40,12 +40,15 @@ def _spec_file(spec: Spec, tmpdir: str) -> str:
     return os.path.abspath(os.fspath(spec))
 
 
-def plan(spec: Spec, db: Optional[str] = None) -> List[Dict[str, Any]]:
-    """The runs of a spec (index, key, point, args, done) without running anything."""
+def plan(spec: Spec, db: Optional[str] = None, rerun_stale: bool = False) -> List[Dict[str, Any]]:
+    """The runs of a spec (index, key, point, args, done, stale: stored by another code version)
+    without running anything; a stale run is done unless rerun_stale."""
     with tempfile.TemporaryDirectory() as tmp:
         args = ["sweep", _spec_file(spec, tmp), "--dry-run", "--json"]
         if db:
             args += ["--db", os.path.abspath(db)]
+        if rerun_stale:
+            args.append("--rerun-stale")
         return json.loads(_exe.call(args).stdout)["runs"]
 
 
@@ -63,8 +66,9 @@ def _summary(runs: List[Dict[str, Any]], db: str) -> SweepSummary:
 
 
 def sweep(spec: Spec, db: str, workers: Optional[int] = None, cluster: Any = None, limit: Optional[int] = None,
-          quiet: bool = False) -> SweepSummary:
-    """Runs every point of `spec` (a YAML path or the same structure as a dict) not yet stored in `db`.
+          quiet: bool = False, rerun_stale: bool = False) -> SweepSummary:
+    """Runs every point of `spec` (a YAML path or the same structure as a dict) not yet stored in `db`
+    (stored by another code version counts as stored unless rerun_stale).
 
     cluster: None for the local process pool (`workers` processes), or a dask.distributed Client,
     a cluster object (LocalCluster, dask_jobqueue.SLURMCluster, ...) or a scheduler address."""
@@ -79,12 +83,14 @@ def sweep(spec: Spec, db: str, workers: Optional[int] = None, cluster: Any = Non
                 args += ["--limit", str(limit)]
             if quiet:
                 args.append("--quiet")
+            if rerun_stale:
+                args.append("--rerun-stale")
             # Exit status 3: some runs failed; they are stored with their error, as on Dask.
             proc = _exe.call(args, capture=False, check=False, stderr=None)
             if proc.returncode not in (0, SOME_RUNS_FAILED):
                 raise _exe.SimulationError(f"indexsim sweep failed with status {proc.returncode}", proc.returncode, "sweep")
             return _summary(plan(spec_path), db)
-        return _dask_sweep(spec_path, db, cluster, limit)
+        return _dask_sweep(spec_path, db, cluster, limit, rerun_stale)
 
 
 def _worker_shard(shard_dir: str) -> str:
@@ -129,11 +135,11 @@ def _merge_shards(db: str, shard_dir: str) -> None:
         pass
 
 
-def _dask_sweep(spec_path: str, db: str, cluster: Any, limit: Optional[int]) -> SweepSummary:
+def _dask_sweep(spec_path: str, db: str, cluster: Any, limit: Optional[int], rerun_stale: bool = False) -> SweepSummary:
     shard_dir = db + ".shards"
     if os.path.isdir(shard_dir):  # left by an interrupted client: their runs count as done
         _merge_shards(db, shard_dir)
-    runs = plan(spec_path, db)
+    runs = plan(spec_path, db, rerun_stale)
     pending = [r["index"] for r in runs if not r["done"]]
     if limit:
         pending = pending[:limit]

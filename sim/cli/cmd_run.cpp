@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/engine/prefill.hpp"
 #include "sim/engine/simulation.hpp"
 
@@ -79,8 +81,11 @@ int run_cmd(const Args& args) {
   const bool json = ap.flag("--json");
   const bool kernels = ap.flag("--kernels");
   const std::string db = ap.value("--db");
+  // The share of the step's simulated CTAs done, with the time left at the rate so far.
+  std::optional<sim::Progress> bar;
   if (ap.flag("--progress")) {
-    spec.progress = [](double f) { std::fprintf(stderr, "\r  replay %5.1f %%", 100.0 * f); };
+    bar.emplace(whole_prefill ? "prefill" : "replay", whole_prefill ? size_t(std::max<uint64_t>(1, max_simulated)) : 0);
+    spec.progress = [&bar](double f) { bar->update(f); };
   }
   ap.finish();
   const auto store = open_store(db);
@@ -95,7 +100,8 @@ int run_cmd(const Args& args) {
     ps.refine_tolerance = refine_percent / 100;
     ps.max_simulated_chunks = uint32_t(std::min<uint64_t>(max_simulated, UINT32_MAX));
     ps.workers = uint32_t(std::max<uint64_t>(1, jobs));
-    if (spec.progress) ps.progress = [](size_t i, uint64_t c) { std::fprintf(stderr, "\r  chunk %llu (simulated chunk %zu)", (unsigned long long)c, i + 1); };
+    // Of at most M simulated chunks (refinement decides how many), so the ETA is an upper bound.
+    if (bar) ps.progress = [&bar](size_t i, uint64_t c) { bar->update(double(i), "chunk " + std::to_string(c)); };
     std::vector<sim::PrefillChunk> chunks;
     r = sim::simulate_prefill(ps, &chunks);
     if (!json) {
@@ -110,7 +116,7 @@ int run_cmd(const Args& args) {
   } else {
     r = sim::simulate(spec);
   }
-  if (spec.progress) std::fprintf(stderr, "\r                      \r");
+  if (bar) bar->finish();
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (store) store->put(r);
   if (json) {

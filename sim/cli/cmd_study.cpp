@@ -12,6 +12,8 @@
 #include "sim/cli/report.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
+#include "sim/core/progress.hpp"
+#include "sim/core/version.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/functional/accuracy.hpp"
 #include "sim/store/store.hpp"
@@ -115,9 +117,14 @@ class Accuracy {
 
 const char* kUsage =
     "usage: indexsim study [FILE|NAME (default: default)] [--db FILE (default: results/default-study.sqlite)]\n"
+    "                      [--rerun-stale] [--rerun]\n"
     "  FILE or configs/studies/NAME.yaml lists the hardware, workloads, contexts and techniques; every\n"
     "  combination is one run, stored in --db, and one table row: indexer-cache memory, step time,\n"
-    "  communication, roofline, tokens/s, speed-up over the baseline and the recall@k accuracy cost\n";
+    "  communication, roofline, tokens/s, speed-up over the baseline and the recall@k accuracy cost.\n"
+    "  A run already stored in --db (same resolved configuration) is reused, not simulated again.\n"
+    "  --rerun-stale  simulate again the stored runs of another code version (default: reuse them, and\n"
+    "                 say how many there were)\n"
+    "  --rerun        simulate every run again\n";
 
 int study(const Args& args) {
   ArgParser ap(args);
@@ -126,6 +133,8 @@ int study(const Args& args) {
     return 0;
   }
   const std::string db_path = ap.value("--db", "results/default-study.sqlite");
+  const bool rerun_stale = ap.flag("--rerun-stale");
+  const bool rerun = ap.flag("--rerun");
   auto pos = ap.positional();
   ap.finish();
   const std::string file = sim::find_config("studies", pos.empty() ? "default" : pos[0]);
@@ -148,7 +157,8 @@ int study(const Args& args) {
   Accuracy accuracy(k);
   sim::Store store(db_path);
   const size_t total = workloads.size() * contexts.size() * techniques.size();
-  size_t done = 0;
+  size_t done = 0, simulated = 0, reused = 0, stale = 0;
+  sim::Progress progress("study", total);
   const std::string recall_col = "recall@" + std::to_string(k);
   std::printf("%-14s %9s %-13s %15s %12s %9s %12s %11s %8s %10s\n", "workload", "context", "techniques", "indexer_cache",
               "step_us", "comm_us", "roofline_us", "tokens/s", "speed-up", recall_col.c_str());
@@ -168,17 +178,30 @@ int study(const Args& args) {
         spec.fast = fast;
         spec.sets = sets;
         ++done;
-        std::fprintf(stderr, "[%zu/%zu] %s %s %.0f\n", done, total, w.c_str(), t.c_str(), ctx);
         sim::RunResult r;
+        double recall = -1;
         try {
-          r = sim::simulate(spec);
+          // A stored run of the same resolved configuration is this run (its key says so).
+          const std::string key = sim::run_key(sim::resolve(spec));
+          const sim::Stored held = rerun ? sim::Stored::absent : store.stored(key);
+          stale += held == sim::Stored::stale;
+          if (held == sim::Stored::current || (held == sim::Stored::stale && !rerun_stale)) {
+            r = *store.get(key);
+            recall = r.get_metric("accuracy_recall_at_k");
+            ++reused;
+            progress.update(double(done - 1), w + " " + t + " " + std::to_string(uint64_t(ctx)) + " (stored)");
+          } else {
+            progress.update(double(done - 1), w + " " + t + " " + std::to_string(uint64_t(ctx)));
+            r = sim::simulate(spec);
+            recall = accuracy.of(r.config.at("techniques"));
+            r.metric("accuracy_recall_at_k", recall, "fraction");
+            store.put(r);
+            ++simulated;
+          }
         } catch (const std::exception& e) {
           std::printf("%-14s %9.0f %-13s failed: %s\n", w.c_str(), ctx, t.c_str(), e.what());
           continue;
         }
-        const double recall = accuracy.of(r.config.at("techniques"));
-        r.metric("accuracy_recall_at_k", recall, "fraction");
-        store.put(r);
         if (t == "baseline") baseline_ns[{w, ctx}] = r.step_ns;
         const auto base = baseline_ns.find({w, ctx});
         const std::string speedup =
@@ -194,6 +217,12 @@ int study(const Args& args) {
   // The table measures what the configurations did: where that is not what they asked for, it says so.
   if (!notes.empty()) std::printf("\nnot as configured (%zu):\n", notes.size());
   for (const auto& n : notes) std::printf("  %s\n", n.c_str());
+  progress.update(double(total));
+  progress.finish();
+  std::printf("\n%zu runs: %zu simulated, %zu reused from %s", total, simulated, reused, db_path.c_str());
+  if (stale)
+    std::printf(" (%zu stored by another code version than %s: %s)", stale, sim::code_version().c_str(),
+                rerun_stale ? "simulated again" : "reused; --rerun-stale simulates them again");
   std::printf("\nresults stored in %s (one row per run in table runs; metrics, kernels, components)\n", db_path.c_str());
   return 0;
 }

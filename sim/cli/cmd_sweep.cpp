@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sim/cli/command.hpp"
+#include "sim/core/version.hpp"
 #include "sim/store/store.hpp"
 #include "sim/sweep/runner.hpp"
 
@@ -19,11 +20,13 @@ constexpr int kSomeRunsFailed = 3;
 
 const char* kSweepUsage =
     "usage: indexsim sweep SPEC.yaml --db FILE [--workers N] [--limit N] [--dry-run] [--json]\n"
-    "         [--select I,J,...] [--quiet]\n"
+    "         [--select I,J,...] [--rerun-stale] [--quiet]\n"
     "  --workers N   runs in parallel, one process each (default: the number of CPUs)\n"
     "  --limit N     run at most N of the pending runs, then stop\n"
     "  --dry-run     list the runs (index, key, point, done) without running; --json as JSON\n"
     "  --select      only the points at these indices of the spec's product (Dask workers use it)\n"
+    "  --rerun-stale re-run the stored runs of another code version (default: keep them, and say how many)\n"
+    "  --quiet       no progress line\n"
     "Runs already in the database with status ok are skipped, so a killed sweep resumes.\n"
     "Exit status 3: the sweep completed, but some runs failed (stored with status failed and their error).\n";
 
@@ -53,13 +56,14 @@ int sweep_cmd(const Args& args) {
   const bool json = ap.flag("--json");
   o.progress = !ap.flag("--quiet");
   const std::string select = ap.value("--select");
+  const bool rerun_stale = ap.flag("--rerun-stale");
   const auto pos = ap.positional();
   ap.finish();
   if (pos.size() != 1) throw std::invalid_argument(std::string("give one sweep spec\n") + kSweepUsage);
   if (o.db.empty() && !dry) throw std::invalid_argument(std::string("--db is required\n") + kSweepUsage);
 
   const auto spec = sim::sweep::SweepSpec::load_file(pos[0]);
-  const auto runs = sim::sweep::plan(spec, o.db, select.empty() ? std::vector<size_t>{} : parse_indices(select));
+  const auto runs = sim::sweep::plan(spec, o.db, select.empty() ? std::vector<size_t>{} : parse_indices(select), rerun_stale);
   if (dry) {
     if (json) {
       nlohmann::json j = {{"name", spec.name}, {"runs", nlohmann::json::array()}};
@@ -69,7 +73,7 @@ int sweep_cmd(const Args& args) {
       size_t done = 0;
       for (const auto& r : runs) {
         done += r.done;
-        std::cout << r.index << "  " << r.key << "  " << (r.done ? "done   " : "pending") << " ";
+        std::cout << r.index << "  " << r.key << "  " << (r.done ? (r.stale ? "stale  " : "done   ") : "pending") << " ";
         for (const auto& [p, v] : r.point) std::cout << " " << p << "=" << v;
         std::cout << "\n";
       }
@@ -80,6 +84,9 @@ int sweep_cmd(const Args& args) {
   const auto sum = sim::sweep::run(spec, runs, o, std::cerr);
   std::cout << "sweep " << spec.name << ": " << sum.total << " runs, " << sum.skipped << " already stored, " << sum.ran
             << " ran (" << sum.ok << " ok, " << sum.failed << " failed) in " << sum.wall_s << " s\n";
+  if (sum.stale)
+    std::cout << "  " << sum.stale << " stored runs are of another code version than " << sim::code_version() << ": "
+              << (rerun_stale ? "re-run" : "kept (--rerun-stale re-runs them)") << "\n";
   return sum.failed ? kSomeRunsFailed : 0;
 }
 

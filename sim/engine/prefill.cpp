@@ -240,7 +240,7 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   R.config["step"]["context"] = base.step.context;  // the prompt's, not its last chunk's
   R.config["step"]["chunk_tokens"] = T;
   R.config["step"]["prefill_whole"] = true;
-  R.key = config::stable_hash(R.config);
+  R.key = run_key(R.config);
   R.metric("ttft", t / 1e3, "us");
   R.metric("step_time", t / 1e3, "us");
   R.metric("chunks", double(chunks.size()), "count");

@@ -188,6 +188,9 @@ void Engine::end_kernel(uint32_t kid, Tick now) {
   k.end = now;
   --kernels_left_;
   --active_;
+  // Reused and sampled kernels end without many CTAs: each kernel's end is news too (the callback
+  // decides how often to show it).
+  if (opt_.progress && ctas_total_ > 0) opt_.progress(double(ctas_done_) / double(ctas_total_));
   for (uint32_t d : k.dependents) {
     KernelState& dk = k_[d];
     dk.deps_done = std::max(dk.deps_done, now);

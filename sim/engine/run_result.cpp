@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/engine/run_result.hpp"
 
+#include "models/common/params.hpp"
+
 namespace indexsim::sim {
+
+std::string run_key(const nlohmann::json& config) {
+  const auto step = config.find("step");
+  if (step == config.end() || !step->is_object() || !step->contains("trace_content_hash")) return config::stable_hash(config);
+  nlohmann::json keyed = config;
+  keyed["step"].erase("trace");
+  return config::stable_hash(keyed);
+}
 
 nlohmann::json RunResult::to_json(bool with_kernels) const {
   nlohmann::json j;

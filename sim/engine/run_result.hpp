@@ -37,6 +37,10 @@ struct Metric {
   std::string unit;
 };
 
+// The key a run is stored under: the stable hash of its resolved configuration, less the path of a
+// trace whose content hash the configuration holds (the same trace anywhere is the same run).
+std::string run_key(const nlohmann::json& config);
+
 struct RunResult {
   std::string key;                 // stable hash of `config`
   nlohmann::json config;           // the fully resolved configuration (hardware, workload, techniques, step)

@@ -18,6 +18,7 @@
 #include "sim/workload/workload.hpp"
 #include "traces/generators/collective_kernels.hpp"
 #include "traces/trace_data.hpp"
+#include "traces/trace_io.hpp"
 
 namespace indexsim::sim {
 
@@ -114,7 +115,8 @@ Loaded load(const RunSpec& spec) {
     L.have_shape = true;
     trace::validate(L.step);
   } else {
-    step = {{"trace", spec.trace}};
+    // The key follows the trace's contents, not its path (run_key): an overwritten trace is a new run.
+    step = {{"trace", spec.trace}, {"trace_content_hash", trace::content_hash(spec.trace)}};
   }
   L.config = {{"hardware", L.hw->resolved()},
               {"techniques", L.tech->resolved()},
@@ -140,7 +142,7 @@ RunResult simulate(const RunSpec& spec) {
   Loaded L = load(spec);
   RunResult R;
   R.config = L.config;
-  R.key = config::stable_hash(R.config);
+  R.key = run_key(R.config);
   R.hardware = L.hw->resolved().value("name", spec.hardware);
   R.techniques = L.techniques.enabled;
   R.code_version = code_version();

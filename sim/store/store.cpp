@@ -6,6 +6,8 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "sim/core/version.hpp"
+
 namespace indexsim::sim {
 
 namespace {
@@ -56,6 +58,8 @@ class Stmt {
     sqlite3_reset(s_);
     sqlite3_clear_bindings(s_);
   }
+  double real(int c) const { return sqlite3_column_double(s_, c); }
+  int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
   std::string text(int c) const {
     auto p = sqlite3_column_text(s_, c);
     return p ? reinterpret_cast<const char*>(p) : "";
@@ -176,6 +180,46 @@ bool Store::has_ok(const std::string& key) const {
   return q.step();
 }
 
+std::optional<std::string> Store::ok_version(const std::string& key) const {
+  Stmt q(db_, "SELECT code_version FROM runs WHERE key=? AND status='ok'");
+  q.bind(1, key);
+  if (!q.step()) return std::nullopt;
+  return q.text(0);
+}
+
+Stored Store::stored(const std::string& key) const {
+  const auto v = ok_version(key);
+  return !v ? Stored::absent : *v == code_version() ? Stored::current : Stored::stale;
+}
+
+std::optional<RunResult> Store::get(const std::string& key) const {
+  Stmt q(db_, "SELECT config, hardware, workload, techniques, seed, code_version, wall_s, step_ns, roofline_ns "
+              "FROM runs WHERE key=? AND status='ok'");
+  q.bind(1, key);
+  if (!q.step()) return std::nullopt;
+  RunResult r;
+  r.key = key;
+  try {
+    r.config = nlohmann::json::parse(q.text(0));
+    r.techniques = nlohmann::json::parse(q.text(3));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("results database " + path_ + ": run " + key + " has a corrupt config or techniques column: " + e.what());
+  }
+  r.hardware = q.text(1);
+  r.workload = q.text(2);
+  r.seed = uint64_t(q.integer(4));
+  r.code_version = q.text(5);
+  r.wall_s = q.real(6);
+  r.step_ns = q.real(7);
+  r.roofline_ns = q.real(8);
+  if (r.techniques.is_object() && r.techniques.contains("warnings"))
+    for (const auto& w : r.techniques["warnings"]) r.warnings.push_back(w.get<std::string>());
+  Stmt m(db_, "SELECT name, value, unit FROM metrics WHERE run=? ORDER BY rowid");
+  m.bind(1, key);
+  while (m.step()) r.metric(m.text(0), m.real(1), m.text(2));
+  return r;
+}
+
 std::vector<std::string> Store::keys(const std::string& status) const {
   Stmt q(db_, status.empty() ? "SELECT key FROM runs ORDER BY key" : "SELECT key FROM runs WHERE status=? ORDER BY key");
   if (!status.empty()) q.bind(1, status);
@@ -191,11 +235,14 @@ size_t Store::merge_from(const std::string& other) {
   a.bind(1, other).step();
   try {
     exec("BEGIN IMMEDIATE;");
-    // A run already here with status ok wins; a failed one is replaced by the shard's.
-    exec("DELETE FROM metrics WHERE run IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
-    exec("DELETE FROM kernels WHERE run IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
-    exec("DELETE FROM components WHERE run IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
-    exec("DELETE FROM runs WHERE key IN (SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE r.status!='ok' AND s.status='ok');");
+    // A run already here with status ok wins, unless it is stale and the shard's is of this build
+    // (a sweep that re-ran stale runs on workers); a failed one is replaced by the shard's ok one.
+    std::string version = code_version();
+    for (size_t i = version.find('\''); i != std::string::npos; i = version.find('\'', i + 2)) version.insert(i, "'");
+    const std::string replaced = "(SELECT r.key FROM runs r JOIN shard.runs s ON r.key=s.key WHERE s.status='ok' AND (r.status!='ok' OR "
+                                 "(r.code_version IS NOT '" + version + "' AND s.code_version = '" + version + "')))";
+    for (const char* t : {"metrics", "kernels", "components"}) exec(std::string("DELETE FROM ") + t + " WHERE run IN " + replaced + ";");
+    exec("DELETE FROM runs WHERE key IN " + replaced + ";");
     exec("INSERT INTO runs SELECT * FROM shard.runs WHERE key NOT IN (SELECT key FROM runs);");
     exec("INSERT OR IGNORE INTO metrics SELECT * FROM shard.metrics;");
     exec("INSERT OR IGNORE INTO kernels SELECT * FROM shard.kernels;");

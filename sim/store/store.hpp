@@ -12,6 +12,7 @@
 //   components(run, unit, statistic, value, unit_of_measure)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ namespace indexsim::sim {
 
 constexpr int kSchemaVersion = 1;
 
+// What the store holds for a run key, against this build: nothing (or a failed run), a successful
+// run of this code version, or one of another version (stale: the model may have moved since).
+enum class Stored { absent, current, stale };
+
 class Store {
  public:
   explicit Store(const std::string& path);  // creates or opens; checks the schema version
@@ -32,6 +37,13 @@ class Store {
 
   void put(const RunResult& r);                       // replaces any earlier row set of r.key
   bool has_ok(const std::string& key) const;          // a complete, successful run is stored
+  // The code version of the successful run stored under `key`, or nullopt when there is none: a
+  // run of another version than this build's is stale (see Reuse).
+  std::optional<std::string> ok_version(const std::string& key) const;
+  Stored stored(const std::string& key) const;       // ok_version against code_version()
+  // The successful run stored under `key`, without its kernels and components (what a table row
+  // needs: config, step, roofline, metrics, warnings), or nullopt.
+  std::optional<RunResult> get(const std::string& key) const;
   std::vector<std::string> keys(const std::string& status = "") const;
   // Copies every run of `other` that this store lacks (shard merge); returns how many.
   size_t merge_from(const std::string& other_path);

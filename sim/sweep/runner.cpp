@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "models/common/params.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/core/version.hpp"
 #include "sim/store/store.hpp"
 
@@ -39,15 +40,6 @@ std::string tail_of_file(const std::string& path, size_t max_bytes) {
   if (s.size() > max_bytes) s = "…" + s.substr(s.size() - max_bytes);
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   return s;
-}
-
-std::string clock_text(double s) {
-  if (!(s >= 0) || s > 1e7) return "--:--";
-  const long t = long(s + 0.5);
-  char b[32];
-  if (t >= 3600) std::snprintf(b, sizeof b, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
-  else std::snprintf(b, sizeof b, "%02ld:%02ld", t / 60, t % 60);
-  return b;
 }
 
 struct Child {
@@ -92,10 +84,11 @@ std::string exit_text(int status) {
 nlohmann::json PlannedRun::to_json(const SweepSpec& s) const {
   nlohmann::json p = nlohmann::json::object();
   for (const auto& [k, v] : point) p[k] = v;
-  return {{"index", index}, {"key", key}, {"point", p}, {"args", s.run_args(point)}, {"done", done}};
+  return {{"index", index}, {"key", key}, {"point", p}, {"args", s.run_args(point)}, {"done", done}, {"stale", stale}};
 }
 
-std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select) {
+std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select,
+                             bool rerun_stale) {
   const auto points = s.points();
   std::vector<size_t> which = select;
   if (which.empty())
@@ -126,7 +119,7 @@ std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const st
       throw std::invalid_argument("sweep " + s.file + ": point " + std::to_string(i) + " (" + point_text(r.point) +
                                   "): " + e.what());
     }
-    r.key = config::stable_hash(r.config);
+    r.key = run_key(r.config);
     // Two points that resolve to the same config would be one run stored once: say so rather than
     // silently running fewer configurations than the spec lists.
     if (auto it = seen.find(r.key); it != seen.end())
@@ -138,7 +131,11 @@ std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const st
   }
   if (!db.empty() && std::filesystem::exists(db)) {
     Store st(db);
-    for (auto& r : out) r.done = st.has_ok(r.key);
+    for (auto& r : out) {
+      const Stored what = st.stored(r.key);
+      r.stale = what == Stored::stale;
+      r.done = what == Stored::current || (r.stale && !rerun_stale);
+    }
   }
   return out;
 }
@@ -176,6 +173,7 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
   sum.total = runs.size();
   std::vector<const PlannedRun*> todo;
   for (const auto& r : runs) {
+    sum.stale += r.stale;
     if (r.done) ++sum.skipped;
     else if (o.limit == 0 || todo.size() < o.limit) todo.push_back(&r);
   }

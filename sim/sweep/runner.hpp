@@ -23,13 +23,16 @@ struct PlannedRun {
   RunSpec spec;
   std::string key;              // stable hash of the resolved config: the store's run key
   nlohmann::json config;
-  bool done = false;            // stored with status ok
+  bool done = false;            // stored with status ok (and of this code version, or kept though stale)
+  bool stale = false;           // stored with status ok by another code version
   nlohmann::json to_json(const SweepSpec& s) const;  // index, key, point, args, done
 };
 
 // Resolves the points (all of them, or those at `select`), naming the axis and point on a config
-// error; `db` (may be empty) marks the runs already done.
-std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select = {});
+// error; `db` (may be empty) marks the runs already done. A run stored by another code version is
+// marked stale, and done unless `rerun_stale`.
+std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select = {},
+                             bool rerun_stale = false);
 
 struct SweepOptions {
   std::string db;
@@ -40,7 +43,7 @@ struct SweepOptions {
 };
 
 struct SweepSummary {
-  size_t total = 0, skipped = 0, ran = 0, ok = 0, failed = 0;
+  size_t total = 0, skipped = 0, stale = 0, ran = 0, ok = 0, failed = 0;  // stale: among skipped, or re-run
   double wall_s = 0;
 };
 

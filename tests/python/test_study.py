@@ -73,3 +73,47 @@ def test_study_accuracy_is_measured_with_each_runs_own_technique_parameters(exe,
     finally:
         con.close()
     assert names == {"h200"}
+
+
+def _study_file(tmp_path, techniques="[baseline, indexpool]"):
+    sets = "\n".join(f"  - {s!r}" if "[" in s else f"  - {s}" for s in TINY)
+    study = tmp_path / "reuse.yaml"
+    study.write_text(f"hardware: h200\nworkloads: [glm-5]\ncontexts: [4096]\ntechniques: {techniques}\n"
+                     f"batch: 1\nqueries: 1\nseed: 1\nfast: true\nrecall_k: 64\nsets:\n{sets}\n")
+    return str(study)
+
+
+def _table(stdout):
+    # The table rows: everything before the summary line, with no figure of wall time in them.
+    return [l for l in stdout.splitlines() if l.startswith("glm-5")]
+
+
+def test_a_rerun_of_a_study_reuses_its_stored_runs_and_prints_the_same_table(exe, tmp_path):
+    study, db = _study_file(tmp_path), str(tmp_path / "reuse.sqlite")
+    first = subprocess.run([exe, "study", study, "--db", db], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "2 simulated, 0 reused" in first.stdout, first.stdout
+    again = subprocess.run([exe, "study", study, "--db", db], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "0 simulated, 2 reused" in again.stdout, again.stdout
+    assert _table(again.stdout) == _table(first.stdout) and len(_table(first.stdout)) == 2
+    rows = sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert rows == 2
+    # --rerun simulates again, into the same keys: still two rows, the same table.
+    forced = subprocess.run([exe, "study", study, "--db", db, "--rerun"], capture_output=True, text=True, timeout=600)
+    assert "2 simulated, 0 reused" in forced.stdout and _table(forced.stdout) == _table(first.stdout)
+
+
+def test_a_study_reports_runs_of_another_code_version_as_stale(exe, tmp_path):
+    study, db = _study_file(tmp_path, "[baseline]"), str(tmp_path / "stale.sqlite")
+    assert subprocess.run([exe, "study", study, "--db", db], capture_output=True, timeout=600).returncode == 0
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET code_version = '0.0.1+000000000000'")
+    con.commit()
+    con.close()
+    kept = subprocess.run([exe, "study", study, "--db", db], capture_output=True, text=True, timeout=600)
+    assert "1 reused" in kept.stdout and "1 stored by another code version" in kept.stdout, kept.stdout
+    redo = subprocess.run([exe, "study", study, "--db", db, "--rerun-stale"], capture_output=True, text=True, timeout=600)
+    assert "1 simulated" in redo.stdout, redo.stdout
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.split()[1]
+    assert sqlite3.connect(db).execute("SELECT code_version FROM runs").fetchall() == [(version,)]

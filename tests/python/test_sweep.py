@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -80,15 +81,24 @@ def test_sweep_killed_with_sigkill_resumes_to_one_whole_row_set_per_configuratio
 
 
 def test_failed_run_is_stored_with_its_error_and_the_sweep_goes_on(exe, tmp_path):
-    # A trace file that does not exist fails inside the run (resolve() does not read traces).
-    spec = {"name": "fail", "base": {"hardware": "h200", "trace": str(tmp_path / "missing.itr"), "fast": True},
+    # Tensors that do not fit fail inside the run (placement comes after the plan's resolve()).
+    spec = {"name": "fail", "base": {"hardware": "h200", "workload": "glm-5", "fast": True,
+                                     "step": {"context": 4_000_000, "batch": 8}},
             "axes": {"hardware": ["h100", "h200"]}}
     db = str(tmp_path / "fail.sqlite")
     res = indexsim.sweep(spec, db, workers=2, quiet=True)
     assert (res.total, res.failed) == (2, 2)
     df = indexsim.load(db)
     assert (df["status"] == "failed").all()
-    assert df["error"].str.contains("missing.itr").all()
+    assert df["error"].str.contains("does not fit").all()
+
+
+def test_a_missing_trace_fails_the_plan_naming_the_file(exe, tmp_path):
+    # The plan keys a trace run by the file's content hash, so it reads the file before any run.
+    spec = {"base": {"hardware": "h200", "trace": str(tmp_path / "missing.itr"), "fast": True},
+            "axes": {"hardware": ["h100", "h200"]}}
+    with pytest.raises(indexsim.IndexSimError, match="missing.itr"):
+        indexsim.plan(spec)
 
 
 def test_unknown_axis_path_fails_before_any_run_naming_the_path(exe, tmp_path):
@@ -115,3 +125,39 @@ def test_dask_local_cluster_gives_the_same_rows_as_the_local_pool(smoke_db, tmp_
     assert (res.total, res.ok) == (5, 5)
     assert not os.path.exists(db + ".shards")
     assert _rows(db) == _rows(smoke_db)
+
+
+def test_a_trace_run_is_keyed_by_the_traces_contents_not_its_path(exe, tmp_path):
+    import shutil
+    src = Path(__file__).resolve().parents[1] / "data" / "traces" / "glm-5.3-flash-decode-3k.itr"
+    a, b = tmp_path / "a.itr", tmp_path / "b.itr"
+    shutil.copy(src, a)
+    shutil.copy(src, b)
+
+    def key(path):
+        return indexsim.plan({"base": {"hardware": "h200", "trace": str(path), "fast": True},
+                              "axes": {"hardware": ["h200"]}})[0]["key"]
+
+    assert key(a) == key(b)  # the same trace anywhere is the same run
+    before = key(a)
+    data = bytearray(a.read_bytes())
+    data[-1] ^= 0xFF  # another trace under the same name (the reader would find the block's CRC wrong)
+    a.write_bytes(bytes(data))
+    assert key(a) != before
+
+
+def test_stored_runs_of_another_code_version_are_stale_kept_or_rerun(smoke_db, tmp_path):
+    import shutil
+    import sqlite3
+    db = str(tmp_path / "stale.sqlite")
+    shutil.copy(smoke_db, db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET code_version = '0.0.1+000000000000'")
+    con.commit()
+    con.close()
+    runs = indexsim.plan(str(SMOKE), db)
+    assert all(r["stale"] and r["done"] for r in runs)
+    assert not any(r["done"] for r in indexsim.plan(str(SMOKE), db, rerun_stale=True))
+    res = indexsim.sweep(str(SMOKE), db, workers=2, quiet=True, rerun_stale=True)
+    assert res.ok == res.total
+    assert not any(r["stale"] for r in indexsim.plan(str(SMOKE), db))
