@@ -18,7 +18,7 @@ def executable() -> str:
     ($INDEXSIM_BUILD_DIR, default build/), then PATH."""
     env = os.environ.get("INDEXSIM_EXE")
     if env:
-        return env
+        return os.path.abspath(env) if os.sep in env else env
     candidates = [_PKG / "bin" / "indexsim"]
     build = os.environ.get("INDEXSIM_BUILD_DIR")
     if build:
@@ -27,7 +27,7 @@ def executable() -> str:
     candidates.append(_REPO / "build" / "sim" / "indexsim")
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
-            return str(c)
+            return str(c.resolve())  # absolute: the caller may change directory afterwards
     found = shutil.which("indexsim")
     if found:
         return found
