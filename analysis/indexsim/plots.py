@@ -16,12 +16,18 @@ import pandas as pd  # noqa: E402
 FOOTPRINT_PREFIX = "footprint_"
 
 
-def memory_bytes(df: pd.DataFrame) -> pd.Series:
-    """Bytes one GPU holds: the sum of the run's footprint_* metrics (weights, KV, indexer cache, ...)."""
+def memory_bytes(df: pd.DataFrame, what: str = "indexer_cache") -> pd.Series:
+    """Bytes one GPU holds of `what`: a footprint class (footprint_<what>: indexer_cache, kv_cache,
+    weights, ...), or "total", the sum of every footprint_* metric."""
     cols = [c for c in df.columns if c.startswith(FOOTPRINT_PREFIX)]
     if not cols:
         raise ValueError("no footprint_* metric columns: load the results with indexsim.load()")
-    return df[cols].fillna(0).sum(axis=1)
+    if what == "total":
+        return df[cols].fillna(0).sum(axis=1)
+    col = FOOTPRINT_PREFIX + what
+    if col not in df.columns:
+        raise ValueError(f"no {col} metric; footprints stored: {', '.join(c[len(FOOTPRINT_PREFIX):] for c in cols)}")
+    return df[col].fillna(0)
 
 
 def pareto_front(x: Sequence[float], y: Sequence[float]) -> np.ndarray:
@@ -42,44 +48,108 @@ def _save(fig, out: Optional[str]):
     return fig
 
 
-def pareto(df: pd.DataFrame, latency: str = "step_us", hue: Optional[str] = None, out: Optional[str] = None):
-    """Memory footprint against step latency, with the Pareto front (both lower is better)."""
-    ok = df[df["status"] == "ok"] if "status" in df else df
-    mem = memory_bytes(ok) / 2**30
-    lat = ok[latency]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    if hue and hue in ok:
-        for value, part in ok.groupby(hue, sort=True):
-            ax.scatter(part[latency], mem[part.index], label=f"{hue}={value}", s=28)
-    else:
-        ax.scatter(lat, mem, s=28)
-    if len(ok):
-        front = pareto_front(lat.to_numpy(), mem.to_numpy())
-        ax.plot(lat.to_numpy()[front], mem.to_numpy()[front], "k--", lw=1, marker="o", mfc="none", ms=10,
-                label="Pareto front")
-    ax.legend(fontsize=7)
-    ax.set_xlabel(f"{latency} (µs)" if latency.endswith("_us") else latency)
-    ax.set_ylabel("footprint per GPU (GiB)")
-    ax.set_title("memory against latency")
-    ax.grid(alpha=0.3)
+def _ok(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["status"] == "ok"] if "status" in df else df
+
+
+def _unit_label(col: str) -> str:
+    return f"{col[:-3]} (µs)" if col.endswith("_us") else col
+
+
+def _facets(n: int, width: float = 4.2, height: float = 3.4):
+    cols = min(n, 3)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def pareto(df: pd.DataFrame, latency: str = "step_us", hue: Optional[str] = None, memory: str = "indexer_cache",
+           facet: Optional[str] = "step.context", out: Optional[str] = None):
+    """Footprint of `memory` (default the indexer cache, what the techniques change; "total" adds
+    the weights and KV that every technique shares) against step latency, one panel per `facet`
+    value (default the context: a 1M-token step and a 128K one are not on one scale), with each
+    panel's Pareto front (both lower is better)."""
+    ok = _ok(df)
+    mem = memory_bytes(ok, memory) / 2**20
+    groups = list(ok.groupby(facet, sort=True)) if facet and facet in ok and ok[facet].nunique() > 1 else [(None, ok)]
+    fig, axes = _facets(len(groups))
+    hues = sorted(ok[hue].astype(str).unique()) if hue and hue in ok else []
+    colours = {h: plt.cm.tab10(i % 10) for i, h in enumerate(hues)}
+    for ax, (value, part) in zip(axes, groups):
+        if hues:
+            for h, sub in part.groupby(part[hue].astype(str), sort=True):
+                ax.scatter(sub[latency], mem[sub.index], label=h, s=30, color=colours[h])
+        else:
+            ax.scatter(part[latency], mem[part.index], s=30)
+        if len(part):
+            lat, m = part[latency].to_numpy(), mem[part.index].to_numpy()
+            front = pareto_front(lat, m)
+            ax.plot(lat[front], m[front], "k--", lw=1, marker="o", mfc="none", ms=10, label="Pareto front")
+        ax.set_title(f"{facet} = {value}" if value is not None else "all runs", fontsize=9)
+        ax.set_xlabel(_unit_label(latency))
+        ax.set_ylabel(f"{memory.replace('_', ' ')} per GPU (MiB)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, title=hue, title_fontsize=7)
+    fig.suptitle(f"{memory.replace('_', ' ')} footprint against {_unit_label(latency)}", fontsize=10)
+    fig.tight_layout()
     return _save(fig, out)
 
 
-def heatmap(df: pd.DataFrame, x: str, y: str, value: str = "step_us", out: Optional[str] = None):
-    """`value` (mean over the other axes) over two axes."""
-    ok = df[df["status"] == "ok"] if "status" in df else df
-    table = ok.pivot_table(index=y, columns=x, values=value, aggfunc="mean")
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * max(len(table.columns), 2), 1.2 + 0.6 * max(len(table.index), 2)))
-    im = ax.imshow(table.to_numpy(float), aspect="auto", cmap="viridis", origin="lower")
-    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns], rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(len(table.index)), [str(i) for i in table.index], fontsize=8)
-    for (i, j), v in np.ndenumerate(table.to_numpy(float)):
+def technique_bars(df: pd.DataFrame, latency: str = "step_us", by: str = "techniques",
+                   facet: Sequence[str] = ("workload", "step.context"), out: Optional[str] = None):
+    """Step time per technique (bars) beside its roofline (hatched: the critical path's lower
+    bound, no kernel faster than its bytes or FLOPs allow), one panel per workload × context;
+    each bar is labelled with its speed-up over the panel's baseline where there is one."""
+    ok = _ok(df)
+    keys = [f for f in facet if f in ok and ok[f].nunique() > 0]
+    groups = list(ok.groupby(keys, sort=True)) if keys else [((), ok)]
+    fig, axes = _facets(len(groups), width=4.8)
+    for ax, (value, part) in zip(axes, groups):
+        part = part.sort_values(by)
+        x = np.arange(len(part))
+        ax.bar(x - 0.2, part[latency], width=0.4, label=_unit_label(latency))
+        if "roofline_us" in part:
+            ax.bar(x + 0.2, part["roofline_us"], width=0.4, hatch="//", fill=False, label="roofline (µs)")
+        base = part[part[by] == "baseline"][latency]
+        if len(base):
+            for xi, v in zip(x, part[latency]):
+                ax.text(xi - 0.2, v, f"{base.iloc[0] / v:.2f}×", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(x, part[by].astype(str), rotation=30, ha="right", fontsize=8)
+        value = value if isinstance(value, tuple) else (value,)
+        ax.set_title(", ".join(f"{k}={v}" for k, v in zip(keys, value)) or "all runs", fontsize=9)
+        ax.set_ylabel("µs")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"{_unit_label(latency)} per {by} (label: speed-up over baseline)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, out)
+
+
+def heatmap(df: pd.DataFrame, x: str, y: str, value: str = "step_us", agg: str = "mean", out: Optional[str] = None):
+    """`value` over two axes; where several runs share a cell (axes not shown), `agg` of them
+    (mean, median, min, max), and the title says so and how many."""
+    ok = _ok(df)
+    table = ok.pivot_table(index=y, columns=x, values=value, aggfunc=agg)
+    counts = ok.pivot_table(index=y, columns=x, values=value, aggfunc="count")
+    per_cell = int(counts.max().max()) if counts.size else 0
+    data = table.to_numpy(float)
+    fig, ax = plt.subplots(figsize=(2.0 + 1.1 * max(len(table.columns), 2), 1.6 + 0.55 * max(len(table.index), 2)))
+    im = ax.imshow(data, aspect="auto", cmap="viridis", origin="lower")
+    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns], rotation=30, ha="right", fontsize=9)
+    ax.set_yticks(range(len(table.index)), [str(i) for i in table.index], fontsize=9)
+    finite = data[np.isfinite(data)]
+    middle = (finite.min() + finite.max()) / 2 if finite.size else 0
+    for (i, j), v in np.ndenumerate(data):
         if np.isfinite(v):
-            ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7, color="w")
+            # dark text on the light end of viridis, light on the dark end
+            ax.text(j, i, f"{v:,.4g}", ha="center", va="center", fontsize=8, color="k" if v > middle else "w")
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    fig.colorbar(im, ax=ax, label=value)
-    ax.set_title(f"{value} over {x} × {y}")
+    fig.colorbar(im, ax=ax, label=_unit_label(value))
+    how = f"{agg} of up to {per_cell} runs per cell" if per_cell > 1 else "one run per cell"
+    ax.set_title(f"{_unit_label(value)} over {x} × {y} ({how})", fontsize=9)
     return _save(fig, out)
 
 

@@ -3,10 +3,10 @@
 database, with its plots as PNG and SVG."""
 from __future__ import annotations
 
-import html
 import os
 from typing import List, Optional
 
+import numpy as np
 import pandas as pd
 
 from . import plots
@@ -43,6 +43,38 @@ def _both(fig_fn, out: str, stem: str) -> List[str]:
     return names
 
 
+_HTML = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{{ title }}</title>
+<style>body{font-family:sans-serif;max-width:72em;margin:auto;padding:0 1em}
+table{border-collapse:collapse;font-size:85%}td,th{border:1px solid #ccc;padding:2px 6px}
+td.num{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%}
+figcaption{font-size:90%;color:#333}</style></head>
+<body>
+<h1>{{ title }}</h1>
+<p>{{ n_runs }} runs ({{ n_ok }} ok, {{ n_failed }} failed); axes: {{ axes or "none" }}.</p>
+<h2>Runs</h2>
+<table><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>
+{% for row in rows %}<tr>{% for v, numeric in row %}<td{% if numeric %} class="num"{% endif %}>{{ v }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table>
+{% if units %}<p>Units: {{ units }}.</p>{% endif %}
+{% if failed %}<h2>Failed runs</h2><ul>{% for key, error in failed %}<li><code>{{ key }}</code>: {{ error }}</li>{% endfor %}</ul>{% endif %}
+<h2>Plots</h2>
+{% for caption, files in figures %}<figure><img src="{{ files[1] }}" alt="{{ caption }}"><figcaption>{{ caption }}</figcaption></figure>
+{% endfor %}</body></html>
+"""
+
+
+def _cell(v) -> str:
+    """A number as people read it: four significant digits with thousands separators."""
+    if isinstance(v, (float, np.floating)):
+        return "n/a" if np.isnan(v) else f"{v:,.4g}"
+    return str(v)
+
+
+def _header(col: str, units: dict) -> str:
+    return f"{col} [{units[col]}]" if col in units and not col.endswith("_us") else col
+
+
 def write(db: str, out: str, title: Optional[str] = None) -> str:
     """Writes report.md, report.html and the plots into `out`; returns the Markdown path."""
     os.makedirs(out, exist_ok=True)
@@ -53,12 +85,21 @@ def write(db: str, out: str, title: Optional[str] = None) -> str:
     figures = []  # (caption, [files])
 
     if len(ok):
-        hue = axes[0] if axes else None
-        figures.append(("Footprint per GPU against step latency; the dashed line is the Pareto front.",
-                        _both(lambda p: plots.pareto(ok, hue=hue, out=p), out, "pareto")))
+        hue = "techniques" if "techniques" in axes else (axes[0] if axes else None)
+        facet = "step.context" if "step.context" in axes else None
+        if any(c.startswith("footprint_indexer_cache") for c in ok.columns):
+            figures.append(("Indexer-cache footprint per GPU against step latency, one panel per context; the dashed "
+                            "line is each panel's Pareto front (weights and KV, the same for every technique, left out).",
+                            _both(lambda p: plots.pareto(ok, hue=hue, facet=facet, out=p), out, "pareto")))
+        if "techniques" in axes:
+            figures.append(("Step time per technique beside its roofline (hatched), one panel per workload and "
+                            "context; labels: speed-up over the baseline.",
+                            _both(lambda p: plots.technique_bars(ok, out=p), out, "techniques")))
         two = [a for a in axes if ok[a].astype(str).nunique() > 1][:2]
         if len(two) == 2:
-            figures.append((f"Step latency (µs) over {two[0]} × {two[1]}, averaged over the other axes.",
+            rest = [a for a in axes if a not in two]
+            how = f"the mean over {', '.join(rest)}" if rest else "one run per cell"
+            figures.append((f"Step latency (µs) over {two[0]} × {two[1]}: {how}.",
                             _both(lambda p: plots.heatmap(ok, two[0], two[1], out=p), out, "heatmap")))
         # The slowest run shows the most structure; its kernels make the per-layer and timeline plots.
         slow = ok.sort_values("step_us").iloc[-1]
@@ -73,12 +114,17 @@ def write(db: str, out: str, title: Optional[str] = None) -> str:
     table = df[cols].sort_values(axes + ["key"] if axes else ["key"])
     failed = df[df["status"] != "ok"][["key", "error"]]
     units = df.attrs.get("units", {})
+    units_line = ", ".join(f"{k} [{v}]" for k, v in sorted(units.items()) if k in cols)
+    shown = table.copy()
+    shown.columns = [_header(c, units) for c in cols]
+    for c in shown.columns:
+        shown[c] = shown[c].map(_cell)
 
     md = [f"# {title}", "",
           f"{len(df)} runs ({len(ok)} ok, {len(df) - len(ok)} failed); axes: {', '.join(axes) or 'none'}.", ""]
-    md += ["## Runs", "", table.to_markdown(index=False) if _has_tabulate() else _md_table(table), ""]
-    if units:
-        md += ["Units: " + ", ".join(f"{k} [{v}]" for k, v in sorted(units.items()) if k in cols) + ".", ""]
+    md += ["## Runs", "", _md_table(shown), ""]
+    if units_line:
+        md += [f"Units: {units_line}; columns ending in _us are in microseconds.", ""]
     if len(failed):
         md += ["## Failed runs", ""] + [f"- `{r.key}`: {r.error}" for r in failed.itertuples()] + [""]
     md += ["## Plots", ""]
@@ -88,34 +134,21 @@ def write(db: str, out: str, title: Optional[str] = None) -> str:
     with open(path, "w") as f:
         f.write("\n".join(md))
 
-    body = [f"<h1>{html.escape(title)}</h1>",
-            f"<p>{len(df)} runs ({len(ok)} ok, {len(df) - len(ok)} failed); axes: "
-            f"{html.escape(', '.join(axes) or 'none')}.</p>", "<h2>Runs</h2>", table.to_html(index=False)]
-    if len(failed):
-        body += ["<h2>Failed runs</h2>", failed.to_html(index=False)]
-    body.append("<h2>Plots</h2>")
-    for caption, files in figures:
-        body.append(f'<figure><img src="{files[1]}" alt="{html.escape(caption)}">'
-                    f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    import jinja2
+    template = jinja2.Environment(autoescape=True).from_string(_HTML)
+    rows = [[(_cell(v), isinstance(v, (int, float, np.number)) and not isinstance(v, bool)) for v in row]
+            for row in table.itertuples(index=False)]
     with open(os.path.join(out, "report.html"), "w") as f:
-        f.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + html.escape(title) +
-                "</title><style>body{font-family:sans-serif;max-width:70em;margin:auto}"
-                "table{border-collapse:collapse;font-size:80%}td,th{border:1px solid #ccc;padding:2px 6px}"
-                "img{max-width:100%}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+        f.write(template.render(title=title, n_runs=len(df), n_ok=len(ok), n_failed=len(df) - len(ok),
+                                axes=", ".join(axes), header=list(shown.columns), rows=rows,
+                                units=(units_line + "; columns ending in _us are in microseconds") if units_line else "",
+                                failed=[(r.key, r.error) for r in failed.itertuples()], figures=figures))
     return path
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-        return True
-    except ImportError:
-        return False
 
 
 def _md_table(df: pd.DataFrame) -> str:
     def cell(v):
-        return f"{v:.6g}" if isinstance(v, float) else str(v)
+        return _cell(v)
     lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)

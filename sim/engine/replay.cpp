@@ -52,6 +52,12 @@ class Engine {
     return {kid, k.rec, &k.accesses, &in_.tensor_base, first_cta, ctas, k.coarse};
   }
   ReplayOutput results(Tick now);
+  void sample_counters(Tick now) {
+    if (!opt_.sample_counters) return;
+    model::StatSink stats;
+    opt_.sample_counters(stats);
+    timeline_.sample(now, stats, proc_.activity().resident_ps);
+  }
 
   model::Processor& proc_;
   const ReplayInput& in_;
@@ -232,6 +238,7 @@ ReplayOutput Engine::run() {
       proc_.advance(now, ended_);
       for (const auto& e : ended_) cta_ended(e, now);
     }
+    if (timeline_.sample_due(now)) sample_counters(now);
     while (!q_.empty() && q_.top().t <= now) {
       const Event e = q_.top();
       q_.pop();
@@ -281,7 +288,13 @@ ReplayOutput Engine::results(Tick now) {
     out.bytes_written += kr.bytes_written;
     out.kernels.push_back(std::move(kr));
   }
-  timeline_.write(out.kernels);
+  if (timeline_.on()) {
+    sample_counters(now);
+    std::vector<std::pair<uint32_t, uint32_t>> edges;
+    for (uint32_t i = 0; i < k_.size(); ++i)
+      for (uint32_t d : k_[i].dependents) edges.emplace_back(i, d);
+    timeline_.write(out.kernels, edges);
+  }
   if (opt_.keep_segments) out.segments = reuse_->library();
   return out;
 }

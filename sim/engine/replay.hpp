@@ -43,6 +43,9 @@ struct ReplayOptions {
   const SegmentLibrary* inherited_segments = nullptr;
   bool keep_segments = false;
   std::string timeline_path;         // Chrome/Perfetto trace-event JSON, empty = none
+  // With a timeline: fills a sink with the memory system's cumulative statistics, for the
+  // timeline's counter tracks (sampled every microsecond or so of simulated time).
+  std::function<void(model::StatSink&)> sample_counters;
   std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done
 };
 

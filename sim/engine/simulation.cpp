@@ -177,6 +177,7 @@ RunResult simulate(const RunSpec& spec) {
   opt.fast = spec.fast;
   opt.reuse = spec.reuse;
   opt.timeline_path = spec.timeline;
+  if (!spec.timeline.empty()) opt.sample_counters = [&L](model::StatSink& s) { L.memory->report(s, ""); };
   opt.progress = spec.progress;
   opt.inherited_segments = spec.inherited_segments.get();
   opt.keep_segments = spec.kept_segments != nullptr;

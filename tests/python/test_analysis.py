@@ -75,6 +75,7 @@ def test_each_plot_writes_a_non_empty_file(smoke_db, tmp_path, ext):
     ks = indexsim.kernels(smoke_db, key)
     made = {
         "pareto": lambda p: plots.pareto(df, hue="hardware", out=p),
+        "techniques": lambda p: plots.technique_bars(df.assign(techniques="baseline"), out=p),
         "heatmap": lambda p: plots.heatmap(df, "step.context", "hardware", out=p),
         "layers": lambda p: plots.layer_stack(ks, out=p),
         "timeline": lambda p: plots.timeline(ks, out=p),
@@ -111,3 +112,44 @@ def test_report_axes_are_the_sweep_axes(smoke_db):
 
 def test_trace_reader_is_re_exported():
     assert hasattr(indexsim.trace, "read") and hasattr(indexsim.trace, "TraceError")
+
+
+def _study_like():
+    import pandas as pd
+    return pd.DataFrame({
+        "status": ["ok"] * 4, "workload": ["glm-5"] * 4, "step.context": [131072, 131072, 1048576, 1048576],
+        "techniques": ["baseline", "indexpool", "baseline", "indexpool"],
+        "step_us": [100.0, 80.0, 400.0, 250.0], "roofline_us": [50.0, 40.0, 200.0, 120.0],
+        "footprint_indexer_cache": [4.0 * 2**20, 1.0 * 2**20, 32.0 * 2**20, 8.0 * 2**20],
+        "footprint_weights": [80.0 * 2**30] * 4})
+
+
+def test_pareto_plots_the_indexer_cache_one_panel_per_context():
+    df = _study_like()
+    # The default footprint is the indexer cache's, not the sum with the weights every technique shares.
+    assert list(plots.memory_bytes(df)) == list(df["footprint_indexer_cache"])
+    assert list(plots.memory_bytes(df, "total")) == list(df["footprint_indexer_cache"] + df["footprint_weights"])
+    fig = plots.pareto(df, hue="techniques")
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["step.context = 131072", "step.context = 1048576"]
+    ys = sorted(float(y) for y in panels[0].collections[0].get_offsets()[:, 1]) + \
+        sorted(float(y) for y in panels[0].collections[1].get_offsets()[:, 1])
+    assert ys == [4.0, 1.0]  # MiB: baseline then indexpool, in the 128K panel
+    plots.plt.close("all")
+
+
+def test_technique_bars_label_the_speed_up_over_the_baseline():
+    fig = plots.technique_bars(_study_like())
+    labels = sorted(t.get_text() for ax in fig.axes for t in ax.texts)
+    # speed-up = baseline step / technique step: 100/80 = 1.25, 400/250 = 1.60, and 1.00 twice
+    assert labels == ["1.00×", "1.00×", "1.25×", "1.60×"]
+    plots.plt.close("all")
+
+
+def test_heatmap_names_its_aggregation():
+    df = _study_like()
+    fig = plots.heatmap(df, "step.context", "workload", agg="median")
+    assert "median of up to 2 runs per cell" in fig.axes[0].get_title()
+    fig = plots.heatmap(df, "techniques", "step.context")
+    assert "one run per cell" in fig.axes[0].get_title()
+    plots.plt.close("all")
