@@ -65,15 +65,29 @@ def _facets(n: int, width: float = 4.2, height: float = 3.4):
     return fig, list(axes.flat[:n])
 
 
+def _groups(ok: pd.DataFrame, facet: Sequence[str]):
+    """(title, rows) per combination of the facet columns that vary; one group of all rows if none does."""
+    keys = [f for f in facet if f in ok and ok[f].astype(str).nunique() > 1]
+    if not keys:
+        return [("all runs", ok)]
+    out = []
+    for value, part in ok.groupby(keys, sort=True):
+        value = value if isinstance(value, tuple) else (value,)
+        out.append((", ".join(f"{k}={v}" for k, v in zip(keys, value)), part))
+    return out
+
+
 def pareto(df: pd.DataFrame, latency: str = "step_us", hue: Optional[str] = None, memory: str = "indexer_cache",
-           facet: Optional[str] = "step.context", out: Optional[str] = None):
+           facet: Sequence[str] = ("workload", "step.context"), out: Optional[str] = None):
     """Footprint of `memory` (default the indexer cache, what the techniques change; "total" adds
-    the weights and KV that every technique shares) against step latency, one panel per `facet`
-    value (default the context: a 1M-token step and a 128K one are not on one scale), with each
-    panel's Pareto front (both lower is better)."""
+    the weights and KV that every technique shares) against step latency, one panel per value of
+    the `facet` columns that vary (default workload × context: a 1M-token step and a 128K one are
+    not on one scale), with each panel's Pareto front (both lower is better)."""
     ok = _ok(df)
     mem = memory_bytes(ok, memory) / 2**20
-    groups = list(ok.groupby(facet, sort=True)) if facet and facet in ok and ok[facet].nunique() > 1 else [(None, ok)]
+    if isinstance(facet, str):
+        facet = (facet,)
+    groups = _groups(ok, facet or ())
     fig, axes = _facets(len(groups))
     hues = sorted(ok[hue].astype(str).unique()) if hue and hue in ok else []
     colours = {h: plt.cm.tab10(i % 10) for i, h in enumerate(hues)}
@@ -87,7 +101,7 @@ def pareto(df: pd.DataFrame, latency: str = "step_us", hue: Optional[str] = None
             lat, m = part[latency].to_numpy(), mem[part.index].to_numpy()
             front = pareto_front(lat, m)
             ax.plot(lat[front], m[front], "k--", lw=1, marker="o", mfc="none", ms=10, label="Pareto front")
-        ax.set_title(f"{facet} = {value}" if value is not None else "all runs", fontsize=9)
+        ax.set_title(value, fontsize=9)
         ax.set_xlabel(_unit_label(latency))
         ax.set_ylabel(f"{memory.replace('_', ' ')} per GPU (MiB)")
         ax.grid(alpha=0.3)
@@ -103,8 +117,7 @@ def technique_bars(df: pd.DataFrame, latency: str = "step_us", by: str = "techni
     bound, no kernel faster than its bytes or FLOPs allow), one panel per workload × context;
     each bar is labelled with its speed-up over the panel's baseline where there is one."""
     ok = _ok(df)
-    keys = [f for f in facet if f in ok and ok[f].nunique() > 0]
-    groups = list(ok.groupby(keys, sort=True)) if keys else [((), ok)]
+    groups = _groups(ok, facet)
     fig, axes = _facets(len(groups), width=4.8)
     for ax, (value, part) in zip(axes, groups):
         part = part.sort_values(by)
@@ -117,13 +130,14 @@ def technique_bars(df: pd.DataFrame, latency: str = "step_us", by: str = "techni
             for xi, v in zip(x, part[latency]):
                 ax.text(xi - 0.2, v, f"{base.iloc[0] / v:.2f}×", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x, part[by].astype(str), rotation=30, ha="right", fontsize=8)
-        value = value if isinstance(value, tuple) else (value,)
-        ax.set_title(", ".join(f"{k}={v}" for k, v in zip(keys, value)) or "all runs", fontsize=9)
+        ax.set_title(value, fontsize=9)
         ax.set_ylabel("µs")
+        ax.set_ylim(0, 1.12 * max(part[latency].max(), part.get("roofline_us", part[latency]).max()))
         ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()
     fig.suptitle(f"{_unit_label(latency)} per {by} (label: speed-up over baseline)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8)
     return _save(fig, out)
 
 

@@ -86,11 +86,10 @@ def write(db: str, out: str, title: Optional[str] = None) -> str:
 
     if len(ok):
         hue = "techniques" if "techniques" in axes else (axes[0] if axes else None)
-        facet = "step.context" if "step.context" in axes else None
         if any(c.startswith("footprint_indexer_cache") for c in ok.columns):
-            figures.append(("Indexer-cache footprint per GPU against step latency, one panel per context; the dashed "
+            figures.append(("Indexer-cache footprint per GPU against step latency, one panel per workload and context; the dashed "
                             "line is each panel's Pareto front (weights and KV, the same for every technique, left out).",
-                            _both(lambda p: plots.pareto(ok, hue=hue, facet=facet, out=p), out, "pareto")))
+                            _both(lambda p: plots.pareto(ok, hue=hue, out=p), out, "pareto")))
         if "techniques" in axes:
             figures.append(("Step time per technique beside its roofline (hatched), one panel per workload and "
                             "context; labels: speed-up over the baseline.",

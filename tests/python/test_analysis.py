@@ -131,7 +131,8 @@ def test_pareto_plots_the_indexer_cache_one_panel_per_context():
     assert list(plots.memory_bytes(df, "total")) == list(df["footprint_indexer_cache"] + df["footprint_weights"])
     fig = plots.pareto(df, hue="techniques")
     panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in panels] == ["step.context = 131072", "step.context = 1048576"]
+    # one workload: the panels are the contexts
+    assert [ax.get_title() for ax in panels] == ["step.context=131072", "step.context=1048576"]
     ys = sorted(float(y) for y in panels[0].collections[0].get_offsets()[:, 1]) + \
         sorted(float(y) for y in panels[0].collections[1].get_offsets()[:, 1])
     assert ys == [4.0, 1.0]  # MiB: baseline then indexpool, in the 128K panel
