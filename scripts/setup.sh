@@ -8,7 +8,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 DEB_PACKAGES=(build-essential cmake ninja-build pkg-config git
   libsystemc-dev libboost-graph-dev libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
-  libgtest-dev libbenchmark-dev pybind11-dev python3-dev python3-pip python3-venv)
+  libgtest-dev libbenchmark-dev pybind11-dev python3-dev python3-pip python3-venv
+  clang libclang-rt-dev)   # clang + libFuzzer: the fuzz targets (scripts/fuzz.sh)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs, builds, then runs every test: ctest for C++ and pytest for Python.
+# Installs, builds, then runs every test: ctest for C++, pytest for Python, then the fuzz smoke
+# (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,4 +11,6 @@ if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
   INDEXSIM_BUILD_DIR="$BUILD" PYTHONPATH="$PWD/analysis:$PWD/$BUILD/analysis${PYTHONPATH:+:$PYTHONPATH}" \
     python3 -m pytest -q tests/python || status=$?
 fi
+# The fuzz smoke: each libFuzzer target under ASan + UBSan for FUZZ_SECONDS (default 30).
+bash scripts/fuzz.sh || status=$?
 exit $status

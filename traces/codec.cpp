@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "traces/codec.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -181,12 +182,23 @@ Record decode(BlockType type, PayloadReader& r) {
       k.stream = r.u32();
       for (auto& g : k.grid) g = r.u32();
       for (auto& b : k.block) b = r.u32();
+      // A launch has at least one CTA of one thread, and CTA ids are u32 (CTA and access records):
+      // a grid of more than 2^32 CTAs cannot be described, and a replay would warm through it for ever.
+      for (int i = 0; i < 3; ++i)
+        if (k.grid[i] == 0 || k.block[i] == 0)
+          throw std::invalid_argument("kernel " + k.name + ": grid and block dimensions must be at least 1");
+      if (k.cta_count() > (uint64_t(1) << 32) || uint64_t(k.grid[0]) * k.grid[1] > (uint64_t(1) << 32))
+        throw std::invalid_argument("kernel " + k.name + ": a grid of more than 2^32 CTAs (CTA ids are u32)");
+      if (uint64_t(k.block[0]) * k.block[1] * k.block[2] > (uint64_t(1) << 16))
+        throw std::invalid_argument("kernel " + k.name + ": more than 65536 threads per CTA");
       k.smem_bytes = r.u32();
       k.regs_per_thread = r.u32();
       const uint8_t np = r.u8();
       // A newer writer may count more precisions; keep the ones this reader knows.
       for (int i = 0; i < np; ++i) {
         const double f = r.f64();
+        if (!(f >= 0) || !std::isfinite(f))
+          throw std::invalid_argument("kernel " + k.name + ": FLOPs must be finite and non-negative");
         if (i < kPrecisionCount) k.flops[i] = f;
       }
       k.double_buffered = r.u8() != 0;
@@ -241,6 +253,16 @@ Record decode(BlockType type, PayloadReader& r) {
           prev += delta;
           row = static_cast<uint32_t>(prev);
         }
+      }
+      // A CTA that moves more than 2^40 bytes (1 TiB: more than any device holds) is a corrupt
+      // count, and the request generator would run for ever; the product is checked before it wraps.
+      {
+        uint64_t per_cta = 0;
+        const bool wraps = a.kind == AccessRecord::Kind::strided
+                               ? __builtin_mul_overflow(a.count, uint64_t(a.elem_bytes), &per_cta)
+                               : __builtin_mul_overflow(uint64_t(a.rows.size()), uint64_t(a.row_bytes), &per_cta);
+        if (wraps || per_cta > (uint64_t(1) << 40))
+          throw std::invalid_argument("access of kernel " + std::to_string(a.kernel) + ": more than 2^40 bytes per CTA");
       }
       return a;
     }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "models/common/output_file.hpp"
 #include "traces/codec.hpp"
 
 #ifdef INDEXSIM_TRACE_VERSION_HEADER
@@ -51,6 +52,11 @@ Writer::Writer(const std::string& path, nlohmann::json metadata) : path_(path), 
     throw TraceError(path, 0, "metadata must be an object with source = \"captured\" or \"emulated\"");
   if (!metadata.contains("format_version")) metadata["format_version"] = kFormatVersion;
   if (!metadata.contains("code_version")) metadata["code_version"] = INDEXSIM_TRACE_CODE_VERSION;
+  try {
+    temporary_for(path, "trace");  // refuses a final path that is a device or a FIFO
+  } catch (const std::runtime_error& e) {
+    throw TraceError(path, 0, "exists and is not a regular file");
+  }
   out_.open(tmp_path_, std::ios::binary | std::ios::trunc);
   if (!out_) throw TraceError(path, 0, "cannot open " + tmp_path_ + " for writing");
   const std::string json = metadata.dump();

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "models/common/output_file.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
 #include "sim/core/progress.hpp"
@@ -89,6 +90,7 @@ int run_cmd(const Args& args) {
   }
   ap.finish();
   const auto store = open_store(db);
+  if (!spec.timeline.empty()) temporary_for(spec.timeline, "timeline");  // a bad path fails before the run, not after
   sim::RunResult r;
   if (whole_prefill) {
     if (!spec.trace.empty()) throw std::invalid_argument("--phase prefill simulates a workload's whole prefill: give --workload, not --trace");

@@ -2,11 +2,14 @@
 #include "sim/engine/timeline.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "models/common/output_file.hpp"
 
 namespace indexsim::sim {
 
@@ -149,9 +152,19 @@ void Timeline::write(const std::vector<KernelResult>& kernels,
                   {"tid", c.stream}, {"ts", std::min(c.end_ns / 1000.0, c.start_ns / 1000.0 + eps)}});
     ++id;
   }
-  std::ofstream f(path_);
-  if (!f) throw std::runtime_error("cannot write timeline " + path_);
-  f << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump();
+  // A full disk used to leave an empty file and exit 0 (models/common/output_file.hpp).
+  const std::string tmp = temporary_for(path_, "timeline");
+  {
+    std::ofstream f(tmp);
+    if (!f) throw std::runtime_error("cannot write timeline " + path_ + " (cannot create " + tmp + ")");
+    f << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump();
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write timeline " + path_ + " (disk full?)");
+    }
+  }
+  commit_temporary(tmp, path_, "timeline");
 }
 
 }  // namespace indexsim::sim

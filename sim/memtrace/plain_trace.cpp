@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "models/common/output_file.hpp"
+
 namespace indexsim::sim::memtrace {
 
 namespace {
@@ -209,8 +211,9 @@ void PlainTraceReader::parse(PlainRequest& out) {
 }
 
 PlainTraceWriter::PlainTraceWriter(const std::string& path, Format f, const AddressVectorCodec* codec)
-    : own_(std::make_unique<std::ofstream>(path)), out_(own_.get()), path_(path), f_(f), codec_(codec) {
-  if (!*own_) throw std::runtime_error("cannot create '" + path + "'");
+    : tmp_(temporary_for(path, "memory trace")), own_(std::make_unique<std::ofstream>(tmp_)), out_(own_.get()),
+      path_(path), f_(f), codec_(codec) {
+  if (!*own_) throw std::runtime_error("cannot create '" + tmp_ + "' (for '" + path + "')");
   if (f == Format::RamulatorReadWrite && !codec)
     throw std::invalid_argument("ramulator-readwrite output needs the DRAM organisation (--hardware)");
 }
@@ -252,7 +255,21 @@ void PlainTraceWriter::write(const PlainRequest& r) {
 void PlainTraceWriter::close() {
   out_->flush();
   if (own_) own_->close();
-  if (!*out_) throw std::runtime_error("error writing '" + path_ + "'");
+  if (!*out_) {
+    if (own_) std::remove(tmp_.c_str());
+    throw std::runtime_error("error writing '" + path_ + "' (disk full?)");
+  }
+  if (own_) {
+    commit_temporary(tmp_, path_, "memory trace");
+    tmp_.clear();
+  }
+}
+
+PlainTraceWriter::~PlainTraceWriter() {
+  if (own_ && !tmp_.empty()) {  // never closed: a failed export leaves nothing under either name
+    own_->close();
+    std::remove(tmp_.c_str());
+  }
 }
 
 }  // namespace indexsim::sim::memtrace

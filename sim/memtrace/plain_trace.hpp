@@ -102,10 +102,16 @@ class PlainTraceWriter {
   PlainTraceWriter(const std::string& path, Format f, const AddressVectorCodec* codec = nullptr);
   PlainTraceWriter(std::ostream& out, Format f, const AddressVectorCodec* codec = nullptr);
   void write(const PlainRequest& r);
-  void close();  // flushes; throws std::runtime_error when the file could not be written
+  ~PlainTraceWriter();  // an unclosed writer discards its temporary file
+  PlainTraceWriter(const PlainTraceWriter&) = delete;
+  PlainTraceWriter& operator=(const PlainTraceWriter&) = delete;
+  // Flushes and renames the temporary file to the path; throws std::runtime_error when the file
+  // could not be written (nothing is left under the path then).
+  void close();
   uint64_t written() const { return n_; }
 
  private:
+  std::string tmp_;  // the file being written, renamed to path_ by close() (empty: a stream, or closed)
   std::unique_ptr<std::ofstream> own_;
   std::ostream* out_;
   std::string path_;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The .itr format: every record type survives a round trip; every kind of damage is reported with
 // the file, the byte offset and the block; the reader's memory stays at one block.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -299,4 +300,67 @@ TEST(TraceCodec, AGatherRowDeltaThatLeavesTheRowRangeIsRefusedBeforeTheSum) {
   ASSERT_EQ(a.rows.size(), 2u);
   EXPECT_EQ(a.rows[0], UINT32_MAX - 10);
   EXPECT_EQ(a.rows[1], 0u);
+}
+
+// A kernel block must describe a launch a replay can finish: at least one CTA of one thread, at
+// most 2^32 CTAs (CTA ids are u32) and 65536 threads, finite non-negative FLOPs. Each violation was
+// accepted before (a 300-byte trace declaring (2^32-1)^3 CTAs kept `run` warming for ever).
+TEST(TraceCodec, AKernelBlockOutsideWhatALaunchCanBeIsRefused) {
+  auto refused = [](KernelRecord k) {
+    PayloadWriter w;
+    encode(Record(k), w);
+    PayloadReader r(w.bytes().data(), w.bytes().size());
+    try {
+      decode(BlockType::kernel, r);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  KernelRecord ok;
+  ok.name = "k";
+  ok.grid = {65536, 65536, 1};  // exactly 2^32 CTAs
+  ok.block = {1024, 1, 1};
+  EXPECT_EQ(refused(ok), "");
+  KernelRecord k = ok;
+  k.grid = {65536, 65536, 2};
+  EXPECT_NE(refused(k).find("2^32 CTAs"), std::string::npos);
+  k = ok;
+  k.grid = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};  // the product wraps in 64 bits
+  EXPECT_NE(refused(k).find("2^32 CTAs"), std::string::npos);
+  k = ok;
+  k.grid[1] = 0;
+  EXPECT_NE(refused(k).find("at least 1"), std::string::npos);
+  k = ok;
+  k.block = {1024, 1024, 1};
+  EXPECT_NE(refused(k).find("65536 threads"), std::string::npos);
+  k = ok;
+  k.flops[0] = std::nan("");
+  EXPECT_NE(refused(k).find("FLOPs"), std::string::npos);
+  k.flops[0] = -1;
+  EXPECT_NE(refused(k).find("FLOPs"), std::string::npos);
+}
+
+TEST(TraceCodec, AnAccessOfMoreThanATebibytePerCtaIsRefusedBeforeItWraps) {
+  auto strided = [](uint64_t count, uint32_t elem) {
+    PayloadWriter w;
+    for (uint32_t v : {0u, 0u, 1u}) w.u32(v);  // kernel, cta_first, cta_count
+    w.u8(0);                                    // strided
+    w.u8(0);                                    // read
+    w.u32(0);                                   // tensor
+    w.u64(0);                                   // base
+    w.i64(0);                                   // cta_stride_bytes
+    w.u32(elem);
+    w.u64(count);
+    w.i64(elem);
+    return w;
+  };
+  for (auto [count, elem] : {std::pair<uint64_t, uint32_t>{UINT64_MAX, 4}, {(uint64_t(1) << 38) + 1, 4}}) {
+    const PayloadWriter w = strided(count, elem);
+    PayloadReader r(w.bytes().data(), w.bytes().size());
+    EXPECT_THROW(decode(BlockType::access, r), std::invalid_argument) << count;
+  }
+  const PayloadWriter w = strided(uint64_t(1) << 38, 4);  // exactly 2^40 bytes: allowed
+  PayloadReader r(w.bytes().data(), w.bytes().size());
+  EXPECT_NO_THROW(decode(BlockType::access, r));
 }

@@ -5,6 +5,8 @@
 Before the fix, a 32-bit key at 2**32 wrapped to 0 and divided by it (SIGFPE), 1e20 was cast to an
 integer (undefined), a port count of 2**32 - 1 died in std::bad_alloc, and --batch 4294967297 ran
 as batch 1."""
+import os
+import stat
 import subprocess
 
 import pytest
@@ -142,3 +144,87 @@ def test_a_sweep_removes_its_own_and_dead_sweeps_temporary_directories(exe, tmp_
         assert not any(os.path.exists(os.path.join(tmp, d, "x.err")) for d in leftovers)
     finally:
         os.rmdir(live)
+
+
+def _alias_bomb(levels=7):
+    # ten lists of ten aliases per level: 10^levels nodes from a few hundred bytes
+    lines = ["description:", '  a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, levels + 1):
+        lines.append(f"  a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("where", ["hardware", "sweep"])
+def test_an_alias_bomb_is_refused_before_anything_walks_it(exe, tmp_path, where):
+    # Before: 7 levels took 43 s and 780 MB, 8 levels over a minute, in a hardware file or a sweep spec.
+    if where == "hardware":
+        path = tmp_path / "bomb.yaml"
+        path.write_text("base: h200\n" + _alias_bomb())
+        args = ["run", "--hardware", str(path), "--workload", "glm-5", "--context", "1024", "--fast"]
+    else:
+        path = tmp_path / "bomb-sweep.yaml"
+        path.write_text("name: bomb\nbase: {hardware: h200, workload: glm-5, fast: true}\naxes: {hardware: [h200]}\n"
+                        + _alias_bomb())
+        args = ["sweep", str(path), "--db", str(tmp_path / "b.sqlite"), "--dry-run"]
+    r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "alias bomb" in r.stderr and str(path) in r.stderr, r.stderr[-400:]
+
+
+def _kernel_block_patched(src, dst, patch):
+    """Copies trace `src` to `dst` with its first kernel block's payload changed by patch(payload,
+    offset of grid[0]) and the block's CRC recomputed (traces/FORMAT.md): a CRC-valid bad trace."""
+    import struct
+    import zlib
+    b = src.read_bytes()
+    j = struct.unpack_from("<I", b, 12)[0]
+    pos, out, done = 20 + j, bytearray(b[:20 + j]), False
+    while pos + 9 <= len(b):
+        t, n = b[pos], struct.unpack_from("<I", b, pos + 1)[0]
+        payload = bytearray(b[pos + 9:pos + 9 + n])
+        if t == 2 and not done:
+            o = 4
+            o += 4 + struct.unpack_from("<I", payload, o)[0]   # name
+            o += 4 + struct.unpack_from("<I", payload, o)[0]   # kind
+            patch(payload, o + 8)                              # after layer and stream
+            done = True
+        out += bytes([t]) + struct.pack("<II", len(payload), zlib.crc32(payload)) + payload
+        pos += 9 + n
+    dst.write_bytes(bytes(out))
+
+
+@pytest.mark.parametrize("name, patch, needle", [
+    ("huge_grid", lambda p, o: p.__setitem__(slice(o, o + 12), b"\xff" * 12), "2^32 CTAs"),
+    ("empty_grid", lambda p, o: p.__setitem__(slice(o, o + 4), b"\x00" * 4), "at least 1"),
+    ("huge_block", lambda p, o: p.__setitem__(slice(o + 12, o + 24), b"\xff" * 12), "65536 threads"),
+])
+def test_a_crc_valid_trace_declaring_an_impossible_launch_is_refused_at_once(exe, tmp_path, name, patch, needle):
+    # Before: (2^32-1)^3 CTAs kept `run` warming for ever; 0 threads per CTA ran to completion.
+    src = tmp_path / "tiny.itr"
+    gen = subprocess.run([exe, "trace", "gen", "--workload",
+                          os.path.join(os.path.dirname(__file__), "..", "data", "workloads", "tiny-dsa.yaml"),
+                          "--context", "64", "-o", str(src)], capture_output=True, text=True, timeout=60)
+    assert gen.returncode == 0, gen.stderr
+    bad = tmp_path / f"{name}.itr"
+    _kernel_block_patched(src, bad, patch)
+    r = subprocess.run([exe, "run", "--hardware", "h200", "--trace", str(bad), "--fast"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and needle in r.stderr and str(bad) in r.stderr, r.stderr[-400:]
+
+
+def test_an_output_path_that_is_not_a_regular_file_is_refused_and_left_alone(exe, tmp_path):
+    # Outputs are written to PATH.tmp and renamed over PATH: over a FIFO or a device (/dev/full),
+    # the rename would have replaced it with a regular file.
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    trace = tmp_path / "t.itr"
+    gen = subprocess.run([exe, "trace", "gen", "--workload",
+                          os.path.join(os.path.dirname(__file__), "..", "data", "workloads", "tiny-dsa.yaml"),
+                          "--context", "64", "-o", str(trace)], capture_output=True, text=True, timeout=60)
+    assert gen.returncode == 0, gen.stderr
+    for args in (["run", "--hardware", "h200", "--trace", str(trace), "--fast", "--timeline", str(fifo)],
+                 ["trace", "export", str(trace), "--format", "dramsim3", "-o", str(fifo)],
+                 ["trace", "gen", "--workload", "glm-5", "--context", "64", "-o", str(fifo)]):
+        r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and "not a regular file" in r.stderr and str(fifo) in r.stderr, (args, r.stderr[-300:])
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert not list(tmp_path.glob("*.tmp"))
