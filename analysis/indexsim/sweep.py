@@ -148,14 +148,16 @@ def _dask_sweep(spec_path: str, db: str, cluster: Any, limit: Optional[int], rer
     client, owned = _client(cluster)
     try:
         futures = client.map(_dask_task, pending, spec_text=spec_text, shard_dir=shard_dir, pure=False)
-        done = 0
         from distributed import as_completed
-        for fut in as_completed(futures):
-            fut.result()
-            done += 1
-            print(f"\r[sweep dask] {done}/{len(pending)} done", end="", file=sys.stderr, flush=True)
-        if pending:
-            print(file=sys.stderr)
+        # tqdm: rate and ETA, one line rewritten on a terminal; in a log (not a terminal) a line at
+        # most every 10 s, so the lines do not run together.
+        from tqdm import tqdm
+        tty = sys.stderr.isatty()
+        with tqdm(total=len(pending), desc="[sweep dask]", unit="run", file=sys.stderr, disable=not pending,
+                  mininterval=0.1 if tty else 10, ncols=None if tty else 100, ascii=not tty) as bar:
+            for fut in as_completed(futures):
+                fut.result()
+                bar.update(1)
     finally:
         if owned:
             client.close()

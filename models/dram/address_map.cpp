@@ -28,6 +28,8 @@ void AddressMap::validate(const DramParams& p, const config::Node& n) {
   if (p.channel_hash && (p.address_mapping == "row_bank_rank_column_channel" || p.address_mapping == "row_bank_column_channel_xor"))
     n.fail("channel_hash", "rotate",
            "needs a mapping whose channel digits lie right above column_lo and no XOR hash (not " + p.address_mapping + ")");
+  if (p.bank_hash && p.address_mapping == "row_bank_column_channel_xor")
+    n.fail("bank_hash", "rotate", "the XOR mapping hashes the banks already (not " + p.address_mapping + ")");
   if (p.address_mapping != "row_bank_column_channel_xor") return;
   const uint32_t counts[] = {p.pseudo_channels_per_channel, p.channels_per_stack, p.bank_groups,
                              p.banks_per_group};
@@ -51,6 +53,8 @@ AddressMap::AddressMap(const DramParams& p) {
   bg_bits_ = log2u(bgs_);
   xor_hash_ = p.address_mapping == "row_bank_column_channel_xor";
   rotate_ = p.channel_hash;
+  bank_rotate_ = p.bank_hash;
+  sids_ = p.sids;
   channels_ = p.pseudo_channels();
   period_ = FastDiv(uint64_t(col_lo_) * channels_);   // bursts of one interleave period
 
@@ -106,6 +110,11 @@ uint32_t AddressMap::rotation(uint64_t upper) const {
   return static_cast<uint32_t>(((mix64(upper) >> 32) * channels_) >> 32);
 }
 
+uint32_t AddressMap::bank_rotation(uint32_t row) const {
+  // Salted so that it is not the channel rotation of the same bits (that hash sees the row too).
+  return static_cast<uint32_t>(((mix64(uint64_t(row) ^ 0x5bd1e9955bd1e995ull) >> 32) * (bgs_ * banks_ * sids_)) >> 32);
+}
+
 DramAddress AddressMap::decode(uint64_t addr) const {
   uint64_t x = addr >> burst_shift_;
   uint32_t v[kFieldCount] = {};
@@ -122,6 +131,14 @@ DramAddress AddressMap::decode(uint64_t addr) const {
   }
   const auto row = static_cast<uint32_t>(x);
   if (xor_hash_) apply_xor(v, row);
+  if (bank_rotate_) {
+    const uint32_t n = bgs_ * banks_ * sids_;
+    uint32_t idx = v[kBg] + bgs_ * (v[kBank] + banks_ * v[kSid]) + bank_rotation(row);
+    if (idx >= n) idx -= n;
+    v[kBg] = idx % bgs_;
+    v[kBank] = (idx / bgs_) % banks_;
+    v[kSid] = idx / (bgs_ * banks_);
+  }
   DramAddress a;
   a.pc = v[kPc] + pcs_ * (v[kCh] + chs_ * v[kStack]);
   if (rotate_) {
@@ -156,6 +173,14 @@ uint64_t AddressMap::encode(const DramAddress& a) const {
   v[kBg] = a.group % bgs_;
   v[kSid] = a.group / bgs_;
   if (xor_hash_) apply_xor(v, a.row);
+  if (bank_rotate_) {  // undo the row's rotation of the bank index
+    const uint32_t n = bgs_ * banks_ * sids_, r = bank_rotation(a.row);
+    const uint32_t rotated = v[kBg] + bgs_ * (v[kBank] + banks_ * v[kSid]);
+    const uint32_t idx = rotated >= r ? rotated - r : rotated + n - r;
+    v[kBg] = idx % bgs_;
+    v[kBank] = (idx / bgs_) % banks_;
+    v[kSid] = idx / (bgs_ * banks_);
+  }
   uint64_t x = a.row;
   for (size_t i = digits_.size(); i-- > 0;) {
     if (i == 3 && rotate_) {   // x is now the address above the channel digits: undo the rotation

@@ -27,6 +27,17 @@
 // lands every access on one pseudo-channel; GPUs hash addresses over their channels for this
 // reason (partition camping). Still a bijection: inside one period the rotation is constant.
 //
+// bank_hash: rotate (any mapping but the XOR one, which hashes banks itself) adds a hash of the row
+// to the bank index (bank group, bank and SID as one number), modulo the banks of a pseudo-channel.
+// With a plain map, addresses a multiple of the bank field's period apart (on the H200, 16 x 192
+// KiB = 3 MiB: the FP32 score rows of a 786,432-token context) differ only in the row and fall in
+// the same bank of each pseudo-channel, so concurrent streams over them conflict in 2 of its 32
+// banks. Memory controllers hash bank bits with row bits for this reason (Zhang, Zhu and Zhang,
+// "A permutation-based page interleaving scheme to reduce row-buffer conflicts and exploit data
+// locality", MICRO-33, 2000; reverse-engineered DRAM maps are XORs of row and bank bits: Pessl et
+// al., "DRAMA", USENIX Security 2016); NVIDIA's function is not public [U]. A bijection: within one
+// row the rotation is constant.
+//
 // column_lo spans channel_interleave_bytes: that many bytes stay in one row of one pseudo-channel
 // before the next pseudo-channel takes over, so a stream spreads across every pseudo-channel.
 #pragma once
@@ -72,6 +83,9 @@ class AddressMap {
   std::vector<Digit> digits_;
   bool xor_hash_ = false;
   bool rotate_ = false;        // channel_hash: rotate
+  bool bank_rotate_ = false;   // bank_hash: rotate
+  uint32_t bank_rotation(uint32_t row) const;
+  uint32_t sids_ = 0;
   uint32_t channels_ = 0;      // pseudo-channels of the device
   FastDiv period_{1};          // bursts of one interleave period (column_lo x pseudo-channels)
   uint32_t rotation(uint64_t upper) const;

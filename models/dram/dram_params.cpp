@@ -56,6 +56,7 @@ DramParams load_dram_params(const config::Node& n) {
   p.address_mapping = n.req<std::string>("address_mapping", Rule::choice(AddressMap::mapping_names()));
   p.channel_interleave_bytes = n.req<uint32_t>("channel_interleave_bytes", Rule::power_of_two());
   p.channel_hash = n.opt<std::string>("channel_hash", "none", Rule::choice({"none", "rotate"})) == "rotate";
+  p.bank_hash = n.opt<std::string>("bank_hash", "none", Rule::choice({"none", "rotate"})) == "rotate";
 
   // A queue position is kept in 15 bits (the controller's bank state fits one cache line).
   p.read_queue_entries = n.req<uint32_t>("read_queue_entries", Rule::range(1, 32767));

@@ -61,6 +61,10 @@ struct DramParams {
   // Rotate the pseudo-channel index by a hash of the address bits above it, as GPUs hash addresses
   // over their channels so that no stride camps on one: see address_map.hpp.
   bool channel_hash = false;
+  // Rotate the bank index (bank group, bank, SID together) by a hash of the row, so that rows
+  // which a plain map puts in one bank (strides of a multiple of the bank field's period) spread
+  // over the banks: permutation-based interleaving, see address_map.hpp.
+  bool bank_hash = false;
   uint32_t channel_interleave_bytes = 0;   // contiguous bytes kept in one row before the next channel
 
   // Controller.

@@ -63,7 +63,8 @@ int sweep_cmd(const Args& args) {
   if (o.db.empty() && !dry) throw std::invalid_argument(std::string("--db is required\n") + kSweepUsage);
 
   const auto spec = sim::sweep::SweepSpec::load_file(pos[0]);
-  const auto runs = sim::sweep::plan(spec, o.db, select.empty() ? std::vector<size_t>{} : parse_indices(select), rerun_stale);
+  const auto runs = sim::sweep::plan(spec, o.db, select.empty() ? std::vector<size_t>{} : parse_indices(select), rerun_stale,
+                                     o.progress);
   if (dry) {
     if (json) {
       nlohmann::json j = {{"name", spec.name}, {"runs", nlohmann::json::array()}};

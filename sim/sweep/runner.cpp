@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -88,14 +89,17 @@ nlohmann::json PlannedRun::to_json(const SweepSpec& s) const {
 }
 
 std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select,
-                             bool rerun_stale) {
+                             bool rerun_stale, bool progress) {
   const auto points = s.points();
   std::vector<size_t> which = select;
   if (which.empty())
     for (size_t i = 0; i < points.size(); ++i) which.push_back(i);
   std::vector<PlannedRun> out;
   std::map<std::string, size_t> seen;
+  std::optional<Progress> bar;
+  if (progress && which.size() >= 50) bar.emplace("plan " + s.name, which.size());  // small plans take no time
   for (size_t i : which) {
+    if (bar) bar->update(double(out.size()), "point " + std::to_string(i));
     if (i >= points.size())
       throw std::invalid_argument("sweep " + s.file + ": point " + std::to_string(i) + " does not exist (the sweep has " +
                                   std::to_string(points.size()) + ")");
@@ -128,6 +132,10 @@ std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const st
                                   point_text(r.point) + ") resolve to the same configuration");
     seen[r.key] = i;
     out.push_back(std::move(r));
+  }
+  if (bar) {
+    bar->update(double(out.size()));
+    bar->finish();
   }
   if (!db.empty() && std::filesystem::exists(db)) {
     Store st(db);

@@ -31,8 +31,9 @@ struct PlannedRun {
 // Resolves the points (all of them, or those at `select`), naming the axis and point on a config
 // error; `db` (may be empty) marks the runs already done. A run stored by another code version is
 // marked stale, and done unless `rerun_stale`.
+// With `progress`, a progress line on stderr while the points resolve (a 390-point plan takes minutes).
 std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select = {},
-                             bool rerun_stale = false);
+                             bool rerun_stale = false, bool progress = false);
 
 struct SweepOptions {
   std::string db;

@@ -104,7 +104,9 @@ TEST(DramAddressMap, EveryMappingIsABijectionAndAStreamCoversEveryPseudoChannel)
   for (const auto& m : AddressMap::mapping_names()) {
     // The channel rotation composes with the maps whose channel digits sit above column_lo.
     const bool rotates = m != "row_bank_rank_column_channel" && m != "row_bank_column_channel_xor";
-    auto d = load_hbm("h200", {"address_mapping=" + m, rotates ? "channel_hash=rotate" : "channel_hash=none"});
+    // The bank rotation composes with every map but the XOR one (which hashes banks itself).
+    auto d = load_hbm("h200", {"address_mapping=" + m, rotates ? "channel_hash=rotate" : "channel_hash=none",
+                               m == "row_bank_column_channel_xor" ? "bank_hash=none" : "bank_hash=rotate"});
     const auto& map = d->address_map();
     const uint32_t pcs = d->params().pseudo_channels();
     // One interleave block per pseudo-channel: a stream of pcs x 256 B touches each exactly once.
@@ -129,8 +131,8 @@ TEST(DramAddressMap, EveryMappingIsABijectionAndAStreamCoversEveryPseudoChannel)
 TEST(DramAddressMap, XorMappingSpreadsRowsThatShareABankAcrossBanks) {
   // Addresses one "row-round" apart (all pseudo-channels x all banks x 1 KB) land in the same bank
   // under row_bank_column_channel, and in different banks or channels once XOR-hashed.
-  auto plain = load_hbm("h200", {"address_mapping=row_bank_column_channel", "channel_hash=none"});
-  auto hashed = load_hbm("h200", {"address_mapping=row_bank_column_channel_xor", "channel_hash=none"});
+  auto plain = load_hbm("h200", {"address_mapping=row_bank_column_channel", "channel_hash=none", "bank_hash=none"});
+  auto hashed = load_hbm("h200", {"address_mapping=row_bank_column_channel_xor", "channel_hash=none", "bank_hash=none"});
   const auto& p = plain->params();
   const uint64_t stride = uint64_t(p.pseudo_channels()) * p.banks_per_pc() * p.row_bytes();
   std::set<std::pair<uint32_t, uint32_t>> a, b;
@@ -141,4 +143,23 @@ TEST(DramAddressMap, XorMappingSpreadsRowsThatShareABankAcrossBanks) {
   }
   EXPECT_EQ(a.size(), 1u);
   EXPECT_EQ(b.size(), 16u);
+}
+
+TEST(DramAddressMap, BankRotationSpreadsAddressesOneBankPeriodApartOverTheBanks) {
+  // H200, row_bank_column_channel: column_lo 256 B, 192 pseudo-channels, column_hi 4 -> the bank
+  // field advances every 192 KiB, and 32 banks (4 groups x 4 banks x 2 SIDs) make its period
+  // 6 MiB. Addresses 3 MiB apart (16 bank steps: the FP32 score rows of a 786,432-token context)
+  // keep bank group and bank and alternate the SID: 2 of 32 banks. Rotated by a hash of the row
+  // (bank_hash: rotate) they reach most banks; the decode stays a bijection (test above).
+  for (const bool hash : {false, true}) {
+    auto d = load_hbm("h200", {"address_mapping=row_bank_column_channel", "channel_hash=rotate",
+                               hash ? "bank_hash=rotate" : "bank_hash=none"});
+    std::set<uint32_t> banks;
+    for (uint64_t k = 0; k < 64; ++k) banks.insert(d->address_map().decode(k * (3ull << 20)).bank);
+    if (hash) {
+      EXPECT_GE(banks.size(), 20u);
+    } else {
+      EXPECT_EQ(banks.size(), 2u);
+    }
+  }
 }

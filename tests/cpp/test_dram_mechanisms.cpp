@@ -454,4 +454,9 @@ TEST(DramMechanisms, ChannelHashSpreadsWholePeriodStridesAndStaysABijection) {
   EXPECT_NE(load_error("configs/hardware/h200.yaml", {"channel_hash=rotate", "address_mapping=row_bank_column_channel_xor"})
                 .find("channel_hash"),
             std::string::npos);
+  // The XOR mapping hashes its banks itself: a second hash on top is refused, naming the key.
+  EXPECT_NE(load_error("configs/hardware/h200.yaml", {"bank_hash=rotate", "channel_hash=none",
+                                                      "address_mapping=row_bank_column_channel_xor"})
+                .find("bank_hash"),
+            std::string::npos);
 }
