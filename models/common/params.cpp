@@ -255,26 +255,36 @@ bool contains_preset(const YAML::Node& n) {
 // of ten aliases, seven levels deep: 10^7 nodes from 300 bytes). Every reader walks the tree, so
 // a document whose expansion passes kMaxNodes is refused before anything walks it; the count stops
 // at the limit, so checking costs at most kMaxNodes steps. Real configs have a few thousand nodes.
+// An alias inside the node it names (`&b {x: 1, y: *b}`) makes a cycle: the walk also stops
+// beyond kMaxDepth levels, where a configuration has fewer than ten (the fuzzer found the cycle:
+// a stack overflow in every reader).
 constexpr uint64_t kMaxNodes = 1'000'000;
-uint64_t count_nodes(const YAML::Node& n, uint64_t count) {
+constexpr int kMaxDepth = 256;
+constexpr uint64_t kTooDeep = kMaxNodes + 2;  // the count a walk returns when it hits the depth limit
+uint64_t count_nodes(const YAML::Node& n, uint64_t count, int depth) {
+  if (depth > kMaxDepth) return kTooDeep;
   if (++count > kMaxNodes) return count;
   if (n.IsMap()) {
     for (const auto& kv : n) {
-      count = count_nodes(kv.first, count);
+      count = count_nodes(kv.first, count, depth + 1);
       if (count > kMaxNodes) return count;
-      count = count_nodes(kv.second, count);
+      count = count_nodes(kv.second, count, depth + 1);
       if (count > kMaxNodes) return count;
     }
   } else if (n.IsSequence()) {
     for (const auto& v : n) {
-      count = count_nodes(v, count);
+      count = count_nodes(v, count, depth + 1);
       if (count > kMaxNodes) return count;
     }
   }
   return count;
 }
 void refuse_oversized(const YAML::Node& n, const std::string& file, const std::string& key = "") {
-  if (count_nodes(n, 0) > kMaxNodes)
+  const uint64_t count = count_nodes(n, 0, 0);
+  if (count == kTooDeep)
+    throw ConfigError(file, key, "", "nested deeper than " + std::to_string(kMaxDepth) +
+                                         " levels (an alias inside the node it names?)");
+  if (count > kMaxNodes)
     throw ConfigError(file, key, "", "the document expands to more than " + std::to_string(kMaxNodes) +
                                          " nodes (aliases of aliases: an alias bomb?); a configuration has a few thousand");
 }

@@ -154,6 +154,15 @@ def _alias_bomb(levels=7):
     return "\n".join(lines) + "\n"
 
 
+def test_an_alias_inside_the_node_it_names_is_refused_not_a_stack_overflow(exe, tmp_path):
+    # Found by fuzz_config: `&b {x: 1, <: *b}` is a cycle, and every walk of it overflowed the stack (SIGSEGV).
+    path = tmp_path / "cycle.yaml"
+    path.write_text("base: &b {x: 1, <: *b}\n")
+    r = subprocess.run([exe, "run", "--hardware", str(path), "--workload", "glm-5", "--context", "1024", "--fast"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "alias inside the node it names" in r.stderr and str(path) in r.stderr, r.stderr[-400:]
+
+
 @pytest.mark.parametrize("where", ["hardware", "sweep"])
 def test_an_alias_bomb_is_refused_before_anything_walks_it(exe, tmp_path, where):
     # Before: 7 levels took 43 s and 780 MB, 8 levels over a minute, in a hardware file or a sweep spec.
