@@ -216,6 +216,9 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
     if (!c.simulated) c.time_ns = line.between(chunks, c, [](const PrefillChunk& x) { return x.time_ns; });
     if (c.simulated) {
       for (auto k : runs[c.index].kernels) {
+        // Every chunk numbers its kernels from 0: renumbered, so that a run's kernel ids stay unique
+        // (the store's key; a whole prefill with --db failed on it after simulating).
+        k.id = uint32_t(R.kernels.size());
         k.name = "C" + std::to_string(c.index) + "." + k.name;
         k.start_ns += t;
         k.end_ns += t;

@@ -4,6 +4,7 @@ file changes its figure), with the smoke sweep's tiny GLM-5-shaped model so that
 import json
 import sqlite3
 import subprocess
+from pathlib import Path
 
 from conftest import SMOKE  # noqa: F401  (the tiny model's sets below are the smoke sweep's)
 
@@ -117,3 +118,18 @@ def test_a_study_reports_runs_of_another_code_version_as_stale(exe, tmp_path):
     assert "1 simulated" in redo.stdout, redo.stdout
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.split()[1]
     assert sqlite3.connect(db).execute("SELECT code_version FROM runs").fetchall() == [(version,)]
+
+
+def test_a_whole_prefill_is_stored_with_unique_kernel_ids(exe, tmp_path):
+    # Each simulated chunk numbers its kernels from 0; the prefill's record holds several chunks'
+    # kernels, and storing it failed on the kernels table's key (run, id) after the simulation.
+    db = tmp_path / "prefill.sqlite"
+    workload = str(Path(__file__).resolve().parents[1] / "data" / "workloads" / "tiny-dsa.yaml")
+    r = subprocess.run([exe, "run", "--hardware", "h200", "--workload", workload, "--phase", "prefill", "--context",
+                        "1024", "--chunk", "64", "--fast", "--db", str(db)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-400:]
+    con = sqlite3.connect(db)
+    (runs,), = con.execute("SELECT count(*) FROM runs").fetchall()
+    kernels, distinct, chunks = con.execute("SELECT count(*), count(DISTINCT id), count(DISTINCT substr(name, 1, instr(name, '.'))) "
+                                            "FROM kernels").fetchone()
+    assert runs == 1 and kernels == distinct and chunks > 1, (runs, kernels, distinct, chunks)
