@@ -8,6 +8,8 @@
 
 #include <zlib.h>
 
+#include "models/common/utf8.hpp"
+
 namespace indexsim::trace {
 
 void PayloadWriter::f64(double v) {
@@ -53,6 +55,7 @@ std::string PayloadReader::str() {
   if (remaining() < len)
     throw std::out_of_range("string of " + std::to_string(len) + " bytes runs past the payload end");
   std::string s(reinterpret_cast<const char*>(p_ + pos_), len);
+  if (!valid_utf8(s)) throw std::invalid_argument("a string of " + std::to_string(len) + " bytes is not valid UTF-8");
   pos_ += len;
   return s;
 }

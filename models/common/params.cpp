@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "models/common/utf8.hpp"
+
 namespace indexsim::config {
 
 namespace {
@@ -279,6 +281,23 @@ uint64_t count_nodes(const YAML::Node& n, uint64_t count, int depth) {
   }
   return count;
 }
+// Every scalar must be UTF-8: the resolved document is stored as JSON (walked after
+// refuse_oversized, so the walk is bounded).
+void refuse_invalid_utf8(const YAML::Node& n, const std::string& file, const std::string& path, int depth = 0) {
+  if (depth > kMaxDepth) return;
+  if (n.IsScalar()) {
+    if (!valid_utf8(n.Scalar())) throw ConfigError(file, path, "", "the value is not valid UTF-8 text");
+  } else if (n.IsMap()) {
+    for (const auto& kv : n) {
+      const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      if (!valid_utf8(k)) throw ConfigError(file, path, "", "a key is not valid UTF-8 text");
+      refuse_invalid_utf8(kv.second, file, path.empty() ? k : path + "." + k, depth + 1);
+    }
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) refuse_invalid_utf8(n[i], file, path + "." + std::to_string(i), depth + 1);
+  }
+}
+
 void refuse_oversized(const YAML::Node& n, const std::string& file, const std::string& key = "") {
   const uint64_t count = count_nodes(n, 0, 0);
   if (count == kTooDeep)
@@ -337,6 +356,7 @@ YAML::Node expand_presets(const YAML::Node& n, const std::string& file, const st
   }
   if (!body.IsMap()) throw ConfigError(preset_file, "", "", "a preset's top level must be a mapping (the section's keys)");
   refuse_oversized(body, preset_file);
+  refuse_invalid_utf8(body, preset_file, "");
   refuse_duplicate_keys(body, preset_file, "");
   return merged(expand_presets(body, preset_file, "", depth + 1), out);
 }
@@ -362,6 +382,7 @@ std::shared_ptr<Document> Document::load_string(const std::string& text, const s
   }
   if (!d->tree_.IsMap()) throw ConfigError(name, "", "", "top level must be a mapping");
   refuse_oversized(d->tree_, name);
+  refuse_invalid_utf8(d->tree_, name, "");
   refuse_duplicate_keys(d->tree_, name, "");
   return d;
 }
@@ -397,6 +418,7 @@ void Document::set(const std::string& assignment) {
     parsed = YAML::Node(value);
   }
   refuse_oversized(parsed, file_, path);
+  refuse_invalid_utf8(parsed, file_, path);
   cur[parts.back()] = parsed;
 }
 

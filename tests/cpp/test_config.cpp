@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "models/common/params.hpp"
+#include "models/common/utf8.hpp"
 
 using indexsim::config::ConfigError;
 using indexsim::config::Document;
@@ -89,4 +90,18 @@ TEST(ConfigParams, HashIsStableAcrossKeyOrder) {
   }
   EXPECT_EQ(indexsim::config::stable_hash(a->resolved()), indexsim::config::stable_hash(b->resolved()));
   EXPECT_EQ(indexsim::config::stable_hash(a->resolved()).size(), 16u);
+}
+
+// RFC 3629: UTF-8 is 1 to 4 bytes per code point, no overlong forms, no surrogates
+// (U+D800..U+DFFF), nothing above U+10FFFF. Text that is not is refused where it enters.
+TEST(Utf8, WellFormedTextPassesAndEveryKindOfMalformedSequenceFails) {
+  EXPECT_TRUE(indexsim::valid_utf8(""));
+  EXPECT_TRUE(indexsim::valid_utf8("h200 µs → 加速 \xF0\x9F\x98\x80"));   // 1, 2, 3 and 4 bytes
+  EXPECT_TRUE(indexsim::valid_utf8("\xF4\x8F\xBF\xBF"));                  // U+10FFFF
+  for (const char* bad : {"\xFF", "\x80", "\xC3", "\xE2\x82", "\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80",
+                          "\xF4\x90\x80\x80", "\xF8\x88\x80\x80\x80", "ok\xC3(", "\xE2\x28\xA1"})
+    EXPECT_FALSE(indexsim::valid_utf8(bad)) << bad;
+  auto doc = indexsim::config::Document::load_string("name: ok\n", "t.yaml");
+  EXPECT_THROW(doc->set("name=\xFF"), indexsim::config::ConfigError);
+  EXPECT_THROW(indexsim::config::Document::load_string("name: \"\xC0\xAF\"\n", "t.yaml"), indexsim::config::ConfigError);
 }

@@ -237,3 +237,24 @@ def test_an_output_path_that_is_not_a_regular_file_is_refused_and_left_alone(exe
         assert r.returncode != 0 and "not a regular file" in r.stderr and str(fifo) in r.stderr, (args, r.stderr[-300:])
         assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_text_that_is_not_utf8_is_refused_where_it_enters(exe, tmp_path):
+    # Before: nlohmann's "[json.exception.type_error.316] invalid UTF-8 byte", naming no file or key.
+    hw = tmp_path / "latin1.yaml"
+    hw.write_bytes(b"base: h200\nname: \"\xe9t\xe9\"\n")
+    for args, needle in ([["run", "--hardware", str(hw), "--workload", "glm-5", "--context", "1024", "--fast"], str(hw)],
+                         [["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", "--fast",
+                           "--set", "workload.name=\udcff"], "glm-5.yaml"]):
+        r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60, errors="surrogateescape")
+        assert r.returncode == 2 and "not valid UTF-8" in r.stderr and needle in r.stderr, r.stderr[-300:]
+    # A kernel name in a trace: a trace error naming the block.
+    src = tmp_path / "tiny.itr"
+    gen = subprocess.run([exe, "trace", "gen", "--workload",
+                          os.path.join(os.path.dirname(__file__), "..", "data", "workloads", "tiny-dsa.yaml"),
+                          "--context", "64", "-o", str(src)], capture_output=True, text=True, timeout=60)
+    assert gen.returncode == 0, gen.stderr
+    bad = tmp_path / "latin1.itr"
+    _kernel_block_patched(src, bad, lambda p, o: p.__setitem__(8, 0xFF))  # the name's first byte
+    r = subprocess.run([exe, "trace", "check", str(bad)], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "not valid UTF-8" in r.stderr and str(bad) in r.stderr, r.stderr[-300:]
