@@ -55,6 +55,7 @@ AddressMap::AddressMap(const DramParams& p) {
   rotate_ = p.channel_hash;
   bank_rotate_ = p.bank_hash;
   sids_ = p.sids;
+  bank_count_ = p.bank_groups * p.banks_per_group * p.sids;
   channels_ = p.pseudo_channels();
   period_ = FastDiv(uint64_t(col_lo_) * channels_);   // bursts of one interleave period
 
@@ -112,7 +113,7 @@ uint32_t AddressMap::rotation(uint64_t upper) const {
 
 uint32_t AddressMap::bank_rotation(uint32_t row) const {
   // Salted so that it is not the channel rotation of the same bits (that hash sees the row too).
-  return static_cast<uint32_t>(((mix64(uint64_t(row) ^ 0x5bd1e9955bd1e995ull) >> 32) * (bgs_ * banks_ * sids_)) >> 32);
+  return static_cast<uint32_t>(((mix64(uint64_t(row) ^ 0x5bd1e9955bd1e995ull) >> 32) * bank_count_) >> 32);
 }
 
 DramAddress AddressMap::decode(uint64_t addr) const {
@@ -132,7 +133,7 @@ DramAddress AddressMap::decode(uint64_t addr) const {
   const auto row = static_cast<uint32_t>(x);
   if (xor_hash_) apply_xor(v, row);
   if (bank_rotate_) {
-    const uint32_t n = bgs_ * banks_ * sids_;
+    const uint32_t n = bank_count_;
     uint32_t idx = v[kBg] + bgs_ * (v[kBank] + banks_ * v[kSid]) + bank_rotation(row);
     if (idx >= n) idx -= n;
     v[kBg] = idx % bgs_;
@@ -174,7 +175,7 @@ uint64_t AddressMap::encode(const DramAddress& a) const {
   v[kSid] = a.group / bgs_;
   if (xor_hash_) apply_xor(v, a.row);
   if (bank_rotate_) {  // undo the row's rotation of the bank index
-    const uint32_t n = bgs_ * banks_ * sids_, r = bank_rotation(a.row);
+    const uint32_t n = bank_count_, r = bank_rotation(a.row);
     const uint32_t rotated = v[kBg] + bgs_ * (v[kBank] + banks_ * v[kSid]);
     const uint32_t idx = rotated >= r ? rotated - r : rotated + n - r;
     v[kBg] = idx % bgs_;

@@ -86,6 +86,7 @@ class AddressMap {
   bool bank_rotate_ = false;   // bank_hash: rotate
   uint32_t bank_rotation(uint32_t row) const;
   uint32_t sids_ = 0;
+  uint32_t bank_count_ = 0;    // banks of a pseudo-channel: bank groups x banks x SIDs
   uint32_t channels_ = 0;      // pseudo-channels of the device
   FastDiv period_{1};          // bursts of one interleave period (column_lo x pseudo-channels)
   uint32_t rotation(uint64_t upper) const;
