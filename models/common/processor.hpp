@@ -33,6 +33,9 @@ struct KernelWork {
   uint64_t first_cta = 0, ctas = 0;
   // Contiguous runs as the processor's coarse requests (fast mode) instead of line requests.
   bool coarse = false;
+  // The stationary operand of the kernel's matrix work (K x N), where the workload knows it; 0:
+  // unknown. A matrix array's folds depend on it (models/npu); the SMs' Tensor Cores do not use it.
+  uint64_t mm_k = 0, mm_n = 0;
 };
 
 // One CTA that ended, with the traffic it made.
@@ -97,6 +100,13 @@ class Processor {
   // their end); returns how many of its work's CTAs had started.
   virtual uint64_t stop_starting(uint32_t kernel) = 0;
   virtual ProcessorActivity activity() const = 0;
+
+  // The address window of a local memory next to the units (an NPU's SRAM), which they reach at
+  // their local rate. Processors without one ignore it.
+  virtual void set_local_memory(uint64_t base, uint64_t bytes) { (void)base, (void)bytes; }
+  // Another processor sent to or advanced the memory this one shares with it since this one last
+  // looked: what it remembers of the memory's next event is stale.
+  virtual void memory_moved() {}
 };
 
 // Processors are built from their hardware section (`impl:` picks the entry) over the memory

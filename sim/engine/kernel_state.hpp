@@ -20,6 +20,8 @@ struct SegmentMember;
 struct KernelState {
   const trace::KernelRecord* rec = nullptr;
   std::vector<const trace::AccessRecord*> accesses;
+  uint32_t proc = 0;              // index into the replay's processors
+  uint64_t mm_k = 0, mm_n = 0;    // Workload::Kernel's
   std::vector<uint32_t> dependents;
   uint32_t deps_left = 0;
   model::Tick deps_done = 0;      // when the last dependence finished

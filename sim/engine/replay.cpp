@@ -32,8 +32,8 @@ struct Event {
 
 class Engine {
  public:
-  Engine(model::Processor& proc, const ReplayInput& in, const ReplayOptions& opt)
-      : proc_(proc), in_(in), opt_(opt), timeline_(opt.timeline_path, proc.unit_name(), proc.units()) {}
+  Engine(const std::vector<model::Processor*>& procs, const ReplayInput& in, const ReplayOptions& opt)
+      : procs_(procs), in_(in), opt_(opt), timeline_(opt.timeline_path, unit_names(procs)) {}
 
   ReplayOutput run();
 
@@ -49,7 +49,24 @@ class Engine {
   void take(uint32_t k, const SegmentMember& m, Tick now);
   model::KernelWork work(uint32_t kid, uint64_t first_cta, uint64_t ctas) const {
     const KernelState& k = k_[kid];
-    return {kid, k.rec, &k.accesses, &in_.tensor_base, first_cta, ctas, k.coarse};
+    return {kid, k.rec, &k.accesses, &in_.tensor_base, first_cta, ctas, k.coarse, k.mm_k, k.mm_n};
+  }
+  static std::vector<std::pair<std::string, uint32_t>> unit_names(const std::vector<model::Processor*>& procs) {
+    std::vector<std::pair<std::string, uint32_t>> v;
+    for (const model::Processor* p : procs) v.emplace_back(p->unit_name(), p->units());
+    return v;
+  }
+  model::Processor& proc_of(uint32_t kid) const { return *procs_[k_[kid].proc]; }
+  std::vector<model::ProcessorActivity> activities() const {
+    std::vector<model::ProcessorActivity> v;
+    for (const model::Processor* p : procs_) v.push_back(p->activity());
+    return v;
+  }
+  // Processor `p` moved the shared memory system: the others' view of its next event is stale.
+  void moved(uint32_t p) {
+    if (procs_.size() == 1) return;
+    for (uint32_t i = 0; i < procs_.size(); ++i)
+      if (i != p) procs_[i]->memory_moved();
   }
   ReplayOutput results(Tick now);
   void sample_counters(Tick now) {
@@ -59,7 +76,8 @@ class Engine {
     timeline_.sample(now, stats, proc_.activity().resident_ps);
   }
 
-  model::Processor& proc_;
+  std::vector<model::Processor*> procs_;
+  model::Processor& proc_ = *procs_.at(0);   // the GPU: occupancy, segment reuse
   const ReplayInput& in_;
   const ReplayOptions& opt_;
   std::vector<KernelState> k_;
@@ -70,7 +88,7 @@ class Engine {
   uint32_t active_ = 0;           // kernels launched (or reused) and not yet ended
   uint32_t pending_ready_ = 0;    // kernel_ready events in the queue
   std::unique_ptr<SegmentReuse> reuse_;
-  model::ProcessorActivity reused_;   // busy time of the segments taken from memos
+  std::vector<model::ProcessorActivity> reused_;   // per processor: busy time of the segments taken from memos
   Timeline timeline_;
 };
 
@@ -90,6 +108,12 @@ void Engine::prepare() {
     k_.emplace_back();
     KernelState& k = k_.back();
     k.rec = &w.kernels()[v].rec;
+    k.proc = w.kernels()[v].processor;
+    k.mm_k = w.kernels()[v].mm_k;
+    k.mm_n = w.kernels()[v].mm_n;
+    if (k.proc >= procs_.size())
+      throw std::runtime_error("kernel " + k.rec->name + " is placed on processor " + std::to_string(k.proc) +
+                               ", which this hardware does not have (it has " + std::to_string(procs_.size()) + ")");
     for (const auto& a : w.kernels()[v].accesses) {
       if (a.tensor >= in_.tensor_base.size())
         throw std::runtime_error("access record names unknown tensor " + std::to_string(a.tensor));
@@ -103,24 +127,25 @@ void Engine::prepare() {
     std::sort(k.dependents.begin(), k.dependents.end());
     k.deps_left = uint32_t(w.predecessors(v).size());
   }
-  const auto peak_flops = [this](trace::Precision p) { return proc_.peak_flops(p); };
   for (KernelState& k : k_) {
     const KernelRecord& r = *k.rec;
+    const model::Processor& proc = *procs_[k.proc];
+    const auto peak_flops = [&proc](trace::Precision p) { return proc.peak_flops(p); };
     const KernelRoofline rl = kernel_roofline(r, k.accesses, in_.tensor_region, in_.region_peak_GBps, in_.tensor_bytes, peak_flops);
     k.mem_roofline_ns = rl.memory_ns;
     k.flop_roofline_ns = rl.compute_ns;
-    k.per_unit = proc_.ctas_per_unit(r);
+    k.per_unit = proc.ctas_per_unit(r);
     if (k.per_unit == 0)
-      throw std::runtime_error("kernel " + r.name + " cannot fit one CTA on an " + proc_.unit_name() + " (" +
-                               proc_.occupancy_limiter(r) + ")");
+      throw std::runtime_error("kernel " + r.name + " cannot fit one CTA on an " + proc.unit_name() + " (" +
+                               proc.occupancy_limiter(r) + ")");
     if (r.cta_count() == 0) throw std::runtime_error("kernel " + r.name + " has an empty grid");
-    k.wave = uint64_t(proc_.units()) * uint64_t(k.per_unit);
+    k.wave = uint64_t(proc.units()) * uint64_t(k.per_unit);
     k.ctas_simulated = r.cta_count();
     // Coarse requests for kernels of a full wave or more, and for communication kernels: a few long
     // CTAs (channels) that stream every byte once, whose time does not depend on how their runs are
     // cut (a GEMM's few CTAs share tiles in the L2, where the line matters).
     k.coarse = opt_.fast && (r.cta_count() >= k.wave || trace::is_communication(r.kind));
-    const model::WaveSampling rule = proc_.wave_sampling();
+    const model::WaveSampling rule = proc.wave_sampling();
     if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, rule.max_waves);
     k.sample_first = r.cta_count() - k.ctas_simulated;
     // Only a sampled kernel may stop early: one of fewer waves than a sample runs whole (a 7-wave
@@ -128,8 +153,11 @@ void Engine::prepare() {
     k.may_stop = k.sample_first > 0 && r.cta_count() > uint64_t(rule.min_waves) * k.wave;
     ctas_total_ += k.ctas_simulated;
   }
-  reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, in_.tensor_bytes, proc_.line_bytes(),
-                                          proc_.kernel_launch_ps(), opt_.inherited_segments);
+  std::vector<Tick> gaps;
+  for (const model::Processor* p : procs_) gaps.push_back(p->kernel_launch_ps());
+  reused_.assign(procs_.size(), {});
+  reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, in_.tensor_bytes, proc_.line_bytes(), std::move(gaps),
+                                          opt_.inherited_segments);
 }
 
 void Engine::kernel_ready(uint32_t kid, Tick now) {
@@ -142,9 +170,12 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
   // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
   // and a segment ends and another starts.
   if (opt_.reuse && active_ == 0 && pending_ready_ == 0) {
-    if (const SegmentMemo* m = reuse_->at_idle(kid, now, proc_.activity())) {
-      reused_.resident_ps += m->resident;
-      reused_.compute_ps += m->tensor;
+    if (const SegmentMemo* m = reuse_->at_idle(kid, now, activities())) {
+      // A memo inherited from a replay with fewer processors holds none for the others.
+      for (size_t p = 0; p < m->busy.size() && p < reused_.size(); ++p) {
+        reused_[p].resident_ps += m->busy[p].resident_ps;
+        reused_[p].compute_ps += m->busy[p].compute_ps;
+      }
       take(kid, m->members[0], now);
       return;
     }
@@ -152,15 +183,18 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
     reuse_->joined(kid);
   }
   // A sampled kernel simulates its last CTAs, after warming with the ones before.
-  if (k.sample_first > 0) proc_.warm(work(kid, 0, k.sample_first));
-  proc_.launch(work(kid, k.sample_first, k.ctas_simulated), now);
+  model::Processor& proc = proc_of(kid);
+  if (k.sample_first > 0) proc.warm(work(kid, 0, k.sample_first));
+  proc.launch(work(kid, k.sample_first, k.ctas_simulated), now);
+  moved(k.proc);
   ++active_;
 }
 
 void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   KernelState& k = k_[e.kernel];
   const auto& r = *k.rec;
-  timeline_.cta(e.kernel, e.unit, e.start, e.end);
+  model::Processor& proc = proc_of(e.kernel);
+  timeline_.cta(e.kernel, k.proc, e.unit, e.start, e.end);
   k.start = std::min(k.start, e.start);
   k.bytes_read += e.bytes_read;
   k.bytes_written += e.bytes_written;
@@ -170,9 +204,9 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   ++k.ctas_done;
   if (k.sample_first > 0 && k.ctas_done % k.wave == 0 && !e.all_started) {
     k.wave_done.push_back(now);
-    if (k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), proc_.wave_sampling())) {
+    if (k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), proc.wave_sampling())) {
       // The rest of the sample would not move the end: its CTAs not yet started are left out.
-      const uint64_t started = proc_.stop_starting(e.kernel);
+      const uint64_t started = proc.stop_starting(e.kernel);
       k.unstarted = k.ctas_simulated - started;
       ctas_total_ -= k.unstarted;
       k.ctas_simulated = started;
@@ -182,7 +216,7 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
     if (k.ctas_simulated == r.cta_count()) {
       end_kernel(e.kernel, now);
     } else {
-      if (k.unstarted > 0) proc_.warm(work(e.kernel, k.sample_first + k.ctas_simulated, k.unstarted));
+      if (k.unstarted > 0) proc.warm(work(e.kernel, k.sample_first + k.ctas_simulated, k.unstarted));
       push(sampled_kernel_end(k, now), Ev::kernel_end, e.kernel);
     }
   }
@@ -200,7 +234,7 @@ void Engine::end_kernel(uint32_t kid, Tick now) {
   for (uint32_t d : k.dependents) {
     KernelState& dk = k_[d];
     dk.deps_done = std::max(dk.deps_done, now);
-    if (--dk.deps_left == 0) push(dk.deps_done + proc_.kernel_launch_ps(), Ev::kernel_ready, d);
+    if (--dk.deps_left == 0) push(dk.deps_done + proc_of(d).kernel_launch_ps(), Ev::kernel_ready, d);
   }
 }
 
@@ -222,21 +256,26 @@ ReplayOutput Engine::run() {
   prepare();
   kernels_left_ = k_.size();
   for (uint32_t i = 0; i < k_.size(); ++i)
-    if (k_[i].deps_left == 0) push(proc_.kernel_launch_ps(), Ev::kernel_ready, i);
+    if (k_[i].deps_left == 0) push(proc_of(i).kernel_launch_ps(), Ev::kernel_ready, i);
 
   // The processor's events at a time come before the engine's: the CTAs that end then have ended
   // when a kernel becomes ready, and what the kernel launches starts at the processor's next call.
   Tick now = 0;
   while (kernels_left_ > 0) {
     const Tick tq = q_.empty() ? model::kNever : q_.top().t;
-    const Tick tp = proc_.next_event();
+    Tick tp = model::kNever;
+    for (const model::Processor* p : procs_) tp = std::min(tp, p->next_event());
     const Tick t = std::min(tq, tp);
     if (t == model::kNever) throw std::runtime_error("replay deadlock: kernels left but nothing scheduled (cyclic dependences?)");
     now = std::max(now, t);
     if (tp <= now) {
-      ended_.clear();
-      proc_.advance(now, ended_);
-      for (const auto& e : ended_) cta_ended(e, now);
+      for (uint32_t i = 0; i < procs_.size(); ++i) {
+        if (procs_[i]->next_event() > now) continue;
+        ended_.clear();
+        procs_[i]->advance(now, ended_);
+        moved(i);
+        for (const auto& e : ended_) cta_ended(e, now);
+      }
     }
     if (timeline_.sample_due(now)) sample_counters(now);
     while (!q_.empty() && q_.top().t <= now) {
@@ -258,11 +297,23 @@ ReplayOutput Engine::results(Tick now) {
   out.step_ns = model::ps_to_ns(now);
   out.requests = requests_;
   const model::ProcessorActivity a = proc_.activity();
-  const double resident = double(reused_.resident_ps) + double(a.resident_ps);
-  const double tensor = double(reused_.compute_ps) + double(a.compute_ps);
+  const double resident = double(reused_[0].resident_ps) + double(a.resident_ps);
+  const double tensor = double(reused_[0].compute_ps) + double(a.compute_ps);
   const double units = double(proc_.units());
   out.sm_busy_fraction = now ? resident / double(now) / units : 0;
   out.tensor_busy_fraction = now ? tensor / double(now) / units : 0;
+  for (uint32_t i = 0; i < procs_.size(); ++i) {
+    const model::ProcessorActivity pa = procs_[i]->activity();
+    ProcessorBusy b;
+    b.unit_name = procs_[i]->unit_name();
+    b.units = procs_[i]->units();
+    const double res = double(pa.resident_ps) + double(reused_[i].resident_ps);
+    const double cmp = double(pa.compute_ps) + double(reused_[i].compute_ps);
+    b.busy_fraction = now ? res / double(now) / double(b.units) : 0;
+    b.compute_fraction = now ? cmp / double(now) / double(b.units) : 0;
+    for (const KernelState& k : k_) b.kernels += k.proc == i;
+    out.processors.push_back(b);
+  }
   for (const KernelState& k : k_) {
     const KernelRecord& r = *k.rec;
     KernelResult kr;
@@ -282,6 +333,7 @@ ReplayOutput Engine::results(Tick now) {
     kr.ctas_per_sm = k.per_unit;
     kr.measured_ns = double(r.measured_ns);
     kr.simulated = k.reused ? "reused" : k.ctas_simulated < r.cta_count() ? "sampled" : "all";
+    kr.processor = procs_[k.proc]->unit_name();
     kr.roofline_ns = k.roofline_ns();
     kr.bound = k.mem_roofline_ns >= k.flop_roofline_ns ? "memory" : "compute";
     out.bytes_read += kr.bytes_read;
@@ -301,9 +353,14 @@ ReplayOutput Engine::results(Tick now) {
 
 }  // namespace
 
-ReplayOutput replay(model::Processor& processor, const ReplayInput& in, const ReplayOptions& opt) {
-  Engine e(processor, in, opt);
+ReplayOutput replay(const std::vector<model::Processor*>& processors, const ReplayInput& in, const ReplayOptions& opt) {
+  if (processors.empty()) throw std::invalid_argument("replay: no processor");
+  Engine e(processors, in, opt);
   return e.run();
+}
+
+ReplayOutput replay(model::Processor& processor, const ReplayInput& in, const ReplayOptions& opt) {
+  return replay(std::vector<model::Processor*>{&processor}, in, opt);
 }
 
 }  // namespace indexsim::sim

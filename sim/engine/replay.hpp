@@ -31,6 +31,15 @@ struct ReplayInput {
   std::vector<uint64_t> tensor_bytes;         // footprint of each tensor: a kernel's compulsory traffic is at most this
 };
 
+// The busy figures of one processor over the step (ReplayOutput::processors).
+struct ProcessorBusy {
+  std::string unit_name;
+  uint32_t units = 0;
+  double busy_fraction = 0;      // mean over units of the time a CTA (task) was resident
+  double compute_fraction = 0;   // mean over units of compute-pipe busy time / step time
+  uint32_t kernels = 0;          // kernels it ran
+};
+
 struct ReplayOptions {
   // Fast mode: coarse requests for contiguous runs, and long kernels sampled (sampling.hpp).
   bool fast = false;
@@ -56,9 +65,14 @@ struct ReplayOutput {
   uint64_t bytes_read = 0, bytes_written = 0;
   double sm_busy_fraction = 0;       // mean over units of the time a CTA was resident
   double tensor_busy_fraction = 0;   // mean over units of compute-pipe busy time / step time
+  std::vector<ProcessorBusy> processors;  // every processor, the GPU's first
   SegmentLibrary segments;           // with ReplayOptions::keep_segments: the memos this replay stored
 };
 
 ReplayOutput replay(model::Processor& processor, const ReplayInput& in, const ReplayOptions& opt);
+// Several processors over one memory system (each on its own port, models/common/memory_ports.hpp):
+// a kernel runs on processors[Workload::Kernel::processor]; dependences cross them as any other.
+// Segment memos hold every processor's busy time; a kernel's processor is part of its signature.
+ReplayOutput replay(const std::vector<model::Processor*>& processors, const ReplayInput& in, const ReplayOptions& opt);
 
 }  // namespace indexsim::sim

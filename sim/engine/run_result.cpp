@@ -50,7 +50,8 @@ nlohmann::json RunResult::to_json(bool with_kernels) const {
                     {"measured_ns", k.measured_ns},
                     {"ctas", k.ctas},
                     {"ctas_per_sm", k.ctas_per_sm},
-                    {"simulated", k.simulated}});
+                    {"simulated", k.simulated},
+                    {"processor", k.processor}});
   }
   return j;
 }

@@ -28,6 +28,7 @@ struct KernelResult {
   // How the kernel was simulated: "all" CTAs; "sampled" (fast mode: the first waves, the rest
   // extrapolated at their rate); "reused" (fast mode: the duration of an identical earlier kernel).
   std::string simulated = "all";
+  std::string processor = "SM";  // what the units it ran on are called (Processor::unit_name)
   double duration_ns() const { return end_ns - start_ns; }
 };
 

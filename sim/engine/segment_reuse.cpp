@@ -24,6 +24,9 @@ std::string SegmentReuse::signature(const KernelState& k) const {
   auto put = [&sig](const auto& v) { sig.append(reinterpret_cast<const char*>(&v), sizeof v); };
   const auto& r = *k.rec;
   put(r.kind);
+  put(k.proc);
+  put(k.mm_k);
+  put(k.mm_n);
   for (uint32_t g : r.grid) put(g);
   for (uint32_t b : r.block) put(b);
   put(r.smem_bytes);
@@ -97,14 +100,14 @@ const std::string& SegmentReuse::signature_of(uint32_t kid) {
   return k.signature;
 }
 
-const SegmentMemo* SegmentReuse::at_idle(uint32_t kid, Tick now, const model::ProcessorActivity& activity) {
+const SegmentMemo* SegmentReuse::at_idle(uint32_t kid, Tick now, const std::vector<model::ProcessorActivity>& activity) {
   close(activity);
   if (const SegmentMemo* m = find(kid, now)) return m;
   recording_ = {true, now, activity, {kid}};
   return nullptr;
 }
 
-void SegmentReuse::close(const model::ProcessorActivity& activity) {
+void SegmentReuse::close(const std::vector<model::ProcessorActivity>& activity) {
   // Called when the machine is idle: every member has ended.
   if (!recording_.active) return;
   recording_.active = false;
@@ -115,8 +118,9 @@ void SegmentReuse::close(const model::ProcessorActivity& activity) {
                          k.bytes_written, k.requests, k.ctas_simulated});
     m.span = std::max(m.span, k.end - recording_.start);
   }
-  m.resident = activity.resident_ps - recording_.activity.resident_ps;
-  m.tensor = activity.compute_ps - recording_.activity.compute_ps;
+  for (size_t p = 0; p < activity.size(); ++p)
+    m.busy.push_back({activity[p].resident_ps - recording_.activity[p].resident_ps,
+                      activity[p].compute_ps - recording_.activity[p].compute_ps});
   auto& list = segments_[m.members.front().signature];
   if (list.size() < kMaxSegmentsPerStart) list.push_back(std::move(m));
 }
@@ -146,7 +150,7 @@ const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, uint32_t kid
         auto& [n, done] = left.try_emplace(d, k_[d].deps_left, k_[d].deps_done).first->second;
         done = std::max(done, t);
         if (--n != 0) continue;
-        const Tick ready = done + launch_gap_;
+        const Tick ready = done + launch_gap_[k_[d].proc];
         if (ready >= now + memo.span) continue;   // after the segment
         // A member not yet matched, ready at this offset with this signature.
         uint32_t match = UINT32_MAX;

@@ -27,7 +27,7 @@ struct SegmentMember {
 struct SegmentMemo {
   std::vector<SegmentMember> members;
   model::Tick span = 0;           // the last member's end, after the segment's start
-  model::Tick resident = 0, tensor = 0;  // processor-resident and compute-busy time summed over units
+  std::vector<model::ProcessorActivity> busy;  // per processor: resident and compute-busy time summed over units
 };
 // Memos by their first member's signature. A replay may start from another's on the same hardware
 // (a whole prefill's chunks: the weight GEMMs of one chunk repeat in the next, while a kernel over
@@ -38,19 +38,19 @@ class SegmentReuse {
  public:
   // `kernels` is the engine's (dependents, dependences left, signatures); tensor t lives in region
   // region_of[t]; gathers are summarised in lines of `line_bytes`; a kernel becomes ready
-  // `launch_gap` after its last dependence ends.
+  // `launch_gap[p]` after its last dependence ends, p its processor.
   // `tensor_bytes[t]` is tensor t's size. Memos of `inherited` (may be null; it must outlive the
   // replay) are looked up after this replay's own.
   SegmentReuse(std::vector<KernelState>& kernels, const std::vector<uint32_t>& region_of,
-               const std::vector<uint64_t>& tensor_bytes, uint32_t line_bytes, model::Tick launch_gap,
+               const std::vector<uint64_t>& tensor_bytes, uint32_t line_bytes, std::vector<model::Tick> launch_gap,
                const SegmentLibrary* inherited)
       : k_(kernels), region_of_(region_of), tensor_bytes_(tensor_bytes), line_bytes_(line_bytes),
-        launch_gap_(launch_gap), inherited_(inherited) {}
+        launch_gap_(std::move(launch_gap)), inherited_(inherited) {}
 
-  // Kernel `kid` became ready at `now` with the machine idle (`activity` is the processor's so far):
+  // Kernel `kid` became ready at `now` with the machine idle (`activity`: each processor's so far):
   // the segment being recorded ends and is stored. If a stored one repeats from here, every later
   // member's kernel gets its stand-in and the memo is returned; else recording starts with `kid`.
-  const SegmentMemo* at_idle(uint32_t kid, model::Tick now, const model::ProcessorActivity& activity);
+  const SegmentMemo* at_idle(uint32_t kid, model::Tick now, const std::vector<model::ProcessorActivity>& activity);
   // Kernel `kid` became ready while a segment runs: a member of the one being recorded, if any.
   void joined(uint32_t kid) {
     if (recording_.active) recording_.kernels.push_back(kid);
@@ -63,7 +63,7 @@ class SegmentReuse {
 
  private:
   const std::string& signature_of(uint32_t kid);
-  void close(const model::ProcessorActivity& activity);
+  void close(const std::vector<model::ProcessorActivity>& activity);
   const SegmentMemo* find(uint32_t kid, model::Tick now);
   const SegmentMemo* find_in(const SegmentLibrary& lib, uint32_t kid, model::Tick now);
 
@@ -71,7 +71,7 @@ class SegmentReuse {
   const std::vector<uint32_t>& region_of_;
   const std::vector<uint64_t>& tensor_bytes_;
   uint32_t line_bytes_;
-  model::Tick launch_gap_;
+  std::vector<model::Tick> launch_gap_;
   const SegmentLibrary* inherited_;
   // Segments by their first member's signature (a stored memo never changes: stand-ins point into
   // its members), and the one being simulated now, if it started idle.
@@ -79,7 +79,7 @@ class SegmentReuse {
   struct Recording {
     bool active = false;
     model::Tick start = 0;
-    model::ProcessorActivity activity;
+    std::vector<model::ProcessorActivity> activity;
     std::vector<uint32_t> kernels;
   } recording_;
 };

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "models/common/memory_ports.hpp"
 #include "models/common/processor.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/config_load.hpp"
@@ -31,7 +32,10 @@ struct Loaded {
   std::shared_ptr<Document> hw, wl, tech;
   std::vector<RegionInfo> regions;
   std::unique_ptr<model::MemoryDevice> memory;
+  std::unique_ptr<model::MemoryPorts> ports;   // with an NPU: the SMs and the NPU share `memory`
   std::unique_ptr<model::Processor> processor;
+  std::unique_ptr<model::Processor> npu;       // hardware `npu:`, or none
+  std::string npu_region;                      // the region its local memory is
   trace::LaunchLimits limits;  // the processor's, with the fabric's
   trace::TraceData built;  // RunSpec::build_trace's trace
   trace::StepParams step;
@@ -71,7 +75,19 @@ Loaded load(const RunSpec& spec) {
   auto gpu = hw.child("gpu");
   // The whole system is built even when only resolving: building reads (and validates) every key.
   auto system = make_target(hw, "system");
-  auto processor = model::make_processor(gpu, *system);
+  std::unique_ptr<model::Processor> processor;
+  if (auto npu = hw.opt_child("npu")) {
+    // Two processors on one memory system: each on its own port.
+    L.ports = std::make_unique<model::MemoryPorts>(*system);
+    processor = model::make_processor(gpu, L.ports->port(0));
+    L.npu = model::make_processor(*npu, L.ports->port(1));
+    L.npu_region = npu->req<std::string>("local_region");
+    const uint64_t base = region_base(hw, L.npu_region);  // ConfigError naming the regions if unknown
+    const model::MemoryDevice* local = system->part(L.npu_region);
+    L.npu->set_local_memory(base, local ? local->capacity_bytes() : 0);
+  } else {
+    processor = model::make_processor(gpu, *system);
+  }
   const auto table = read_regions(hw);
   for (size_t i = 0; i < table.size(); ++i) {
     const model::MemoryDevice* dev = system->part(table[i].name);
@@ -133,6 +149,22 @@ Loaded load(const RunSpec& spec) {
   return L;
 }
 
+// Kernels of the kinds `placement.npu_kernels` names run on the NPU (processor 1), beside those a
+// technique put there. Without an NPU in the hardware that is a config error naming the key.
+void place_on_npu(Workload& w, const Loaded& L) {
+  const auto& kinds = L.placement.npu_kernels;
+  if (kinds.empty()) return;
+  if (!L.npu) {
+    std::string names;
+    for (auto k : kinds) names += (names.empty() ? "" : ", ") + std::string(trace::to_string(k));
+    throw config::ConfigError(L.tech->root().file(), "placement.npu_kernels", names,
+                              "needs an NPU, and hardware '" + L.hw->resolved().value("name", std::string("?")) +
+                                  "' has no npu: section (e.g. configs/hardware/h200-npu.yaml)");
+  }
+  for (auto& k : w.kernels())
+    if (!k.removed && std::find(kinds.begin(), kinds.end(), k.rec.kind) != kinds.end()) k.processor = 1;
+}
+
 }  // namespace
 
 nlohmann::json resolve(const RunSpec& spec) { return load(spec).config; }
@@ -162,8 +194,9 @@ RunResult simulate(const RunSpec& spec) {
   }
   Workload w(td.metadata, td.tensors, td.kernels, td.accesses);
   nlohmann::json report = nlohmann::json::object();
-  TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report};
+  TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report, L.npu ? 2u : 1u};
   L.techniques.transform(w, ctx);
+  place_on_npu(w, L);
 
   const Placement pl = place(w.tensors(), L.regions, L.placement);
 
@@ -181,7 +214,9 @@ RunResult simulate(const RunSpec& spec) {
   opt.progress = spec.progress;
   opt.inherited_segments = spec.inherited_segments.get();
   opt.keep_segments = spec.kept_segments != nullptr;
-  ReplayOutput out = replay(*L.processor, in, opt);
+  std::vector<model::Processor*> procs{L.processor.get()};
+  if (L.npu) procs.push_back(L.npu.get());
+  ReplayOutput out = replay(procs, in, opt);
   if (spec.kept_segments) *spec.kept_segments = std::move(out.segments);
 
   R.step_ns = out.step_ns;
@@ -227,12 +262,30 @@ RunResult simulate(const RunSpec& spec) {
            "count");
 
   // The seeds' monitoring figures and which thresholds trip.
+  // First-layer IO: from the first start to the last end of the first scored layer's indexer
+  // scoring (its share on the NPU included).
   double first_io_ns = -1;
+  const std::string score = trace::to_string(trace::KernelKind::indexer_score);
+  int first_layer = INT32_MAX;
   for (const auto& k : R.kernels)
-    if (k.kind == trace::to_string(trace::KernelKind::indexer_score)) {
-      first_io_ns = k.duration_ns();
-      break;
+    if (k.kind == score) first_layer = std::min(first_layer, k.layer);
+  double io_start = 1e300, io_end = -1;
+  for (const auto& k : R.kernels)
+    if (k.kind == score && k.layer == first_layer) {
+      io_start = std::min(io_start, k.start_ns);
+      io_end = std::max(io_end, k.end_ns);
     }
+  if (io_end >= 0) first_io_ns = io_end - io_start;
+  // The bytes that scoring asks of each region (before the L2): what the seeds' first-layer
+  // specialisation counts as "direct HBM accesses", and what it moves to the NPU's SRAM.
+  if (first_layer != INT32_MAX) {
+    std::vector<double> by_region(pl.regions.size(), 0.0);
+    for (const auto& k : w.kernels())
+      if (!k.removed && k.rec.kind == trace::KernelKind::indexer_score && k.rec.layer == first_layer)
+        for (const auto& a : k.accesses) by_region[pl.region_of[a.tensor]] += double(a.total_bytes());
+    for (size_t r = 0; r < pl.regions.size(); ++r)
+      if (by_region[r] > 0) R.metric("first_layer_index_bytes_" + pl.regions[r].name, by_region[r], "bytes");
+  }
   if (first_io_ns >= 0) R.metric("first_layer_io", first_io_ns / 1e3, "us");
   // Every unit that reports a hit rate (the cache level, an SRAM in cache mode) gets its metric. The
   // seeds' threshold on the KV/index hit rate applies to the regions among them (memories tensors
@@ -246,6 +299,15 @@ RunResult simulate(const RunSpec& spec) {
     if (region && row.value < L.monitoring["hit_rate_min"].get<double>()) tripped.push_back(row.unit_name + "_hit_rate");
   }
   if (out.sm_busy_fraction < L.monitoring["utilisation_min"].get<double>()) tripped.push_back("sm_utilisation");
+  // The NPU's figures, where the hardware has one; the seeds' utilisation threshold is theirs
+  // ("NPU compute utilization > 80 %") when it ran anything.
+  for (size_t i = 1; i < out.processors.size(); ++i) {
+    const ProcessorBusy& b = out.processors[i];
+    R.metric("npu_utilisation", b.compute_fraction, "fraction");
+    R.metric("npu_busy", b.busy_fraction, "fraction");
+    R.metric("npu_kernels", double(b.kernels), "count");
+    if (b.kernels > 0 && b.compute_fraction < L.monitoring["utilisation_min"].get<double>()) tripped.push_back("npu_utilisation");
+  }
   if (pl.fragmentation > L.monitoring["fragmentation_max"].get<double>()) tripped.push_back("fragmentation_fallback");
   R.metric("thresholds_tripped", double(tripped.size()), "count");
   R.techniques["report"] = report;

@@ -26,9 +26,18 @@ bool counted(const std::string& statistic) {
 }
 }  // namespace
 
-void Timeline::cta(uint32_t kernel, uint32_t unit, model::Tick start, model::Tick end) {
+Timeline::Timeline(std::string path, const std::vector<std::pair<std::string, uint32_t>>& processors)
+    : path_(std::move(path)) {
+  uint32_t group = 0;
+  for (const auto& [name, units] : processors) {
+    procs_.push_back({name, units, group});
+    group += (units + kGroup - 1) / kGroup;
+  }
+}
+
+void Timeline::cta(uint32_t kernel, uint32_t proc, uint32_t unit, model::Tick start, model::Tick end) {
   if (!on()) return;
-  auto& span = spans_[{kernel, unit / kGroup}];
+  auto& span = spans_[{kernel, procs_[proc].first_group + unit / kGroup}];
   if (span.second == 0) span.first = start;
   span.first = std::min(span.first, start);
   span.second = std::max(span.second, end);
@@ -60,7 +69,9 @@ void Timeline::write(const std::vector<KernelResult>& kernels,
     ev.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", pid}}}});
   };
   process(kStreams, "streams");
-  process(kGroups, unit_name_ + " groups");
+  std::string group_names;
+  for (const Proc& p : procs_) group_names += (group_names.empty() ? "" : " and ") + p.unit_name;
+  process(kGroups, group_names + " groups");
   process(kCounters, "counters");
 
   // Streams, named by the kernel kinds they carry.
@@ -82,11 +93,12 @@ void Timeline::write(const std::vector<KernelResult>& kernels,
                             {"roofline_ns", k.roofline_ns}, {"simulated", k.simulated}, {"layer", k.layer}}}});
 
   // Unit groups: the CTAs' spans; reused kernels over every group; sampled kernels' extrapolated tails.
-  const uint32_t groups = (units_ + kGroup - 1) / kGroup;
-  for (uint32_t g = 0; g < groups; ++g)
-    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kGroups}, {"tid", g},
-                  {"args", {{"name", unit_name_ + " " + std::to_string(g * kGroup) + "-" +
-                                         std::to_string(std::min(units_, (g + 1) * kGroup) - 1)}}}});
+  uint32_t groups = 0;
+  for (const Proc& p : procs_)
+    for (uint32_t g = 0; g * kGroup < p.units; ++g, ++groups)
+      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kGroups}, {"tid", p.first_group + g},
+                    {"args", {{"name", p.unit_name + " " + std::to_string(g * kGroup) + "-" +
+                                           std::to_string(std::min(p.units, (g + 1) * kGroup) - 1)}}}});
   std::map<uint32_t, model::Tick> last_end;  // kernel -> its last simulated CTA's end
   for (const auto& [key, span] : spans_) {
     ev.push_back({{"name", kernels[key.first].name}, {"cat", kernels[key.first].kind}, {"ph", "X"}, {"pid", kGroups},
@@ -133,8 +145,9 @@ void Timeline::write(const std::vector<KernelResult>& kernels,
     }
     if (!bw.empty()) ev.push_back({{"name", "accepted bandwidth (GB/s)"}, {"ph", "C"}, {"pid", kCounters}, {"ts", us(a.t)}, {"args", bw}});
     if (!hit.empty()) ev.push_back({{"name", "hit rate"}, {"ph", "C"}, {"pid", kCounters}, {"ts", us(a.t)}, {"args", hit}});
-    const double occ = units_ ? double(b.resident_ps - a.resident_ps) / dt_ps / double(units_) : 0;
-    ev.push_back({{"name", unit_name_ + " occupancy"}, {"ph", "C"}, {"pid", kCounters}, {"ts", us(a.t)},
+    const uint32_t units = procs_.empty() ? 0 : procs_[0].units;
+    const double occ = units ? double(b.resident_ps - a.resident_ps) / dt_ps / double(units) : 0;
+    ev.push_back({{"name", procs_[0].unit_name + " occupancy"}, {"ph", "C"}, {"pid", kCounters}, {"ts", us(a.t)},
                   {"args", {{"resident share", occ}}}});
   }
 

@@ -29,12 +29,13 @@ namespace indexsim::sim {
 
 class Timeline {
  public:
-  // `path` empty: records nothing. Units are called `unit_name` ("SM") in the track names.
-  Timeline(std::string path, std::string unit_name, uint32_t units)
-      : path_(std::move(path)), unit_name_(std::move(unit_name)), units_(units) {}
+  // `path` empty: records nothing. Each processor is (what its units are called, e.g. "SM"; how many);
+  // the first one's occupancy is drawn as a counter.
+  Timeline(std::string path, const std::vector<std::pair<std::string, uint32_t>>& processors);
   bool on() const { return !path_.empty(); }
-  // A CTA of kernel `kernel` (index into the results written later) ran on `unit` from start to end.
-  void cta(uint32_t kernel, uint32_t unit, model::Tick start, model::Tick end);
+  // A CTA of kernel `kernel` (index into the results written later) ran on `unit` of processor
+  // `proc` from start to end.
+  void cta(uint32_t kernel, uint32_t proc, uint32_t unit, model::Tick start, model::Tick end);
   // Whether a counter sample is due at `now` (samples are at least an interval apart; the interval
   // doubles whenever kMaxSamples would be exceeded, so a long step keeps a bounded file).
   bool sample_due(model::Tick now) const { return on() && (samples_.empty() || now >= samples_.back().t + interval_); }
@@ -53,8 +54,12 @@ class Timeline {
     std::map<std::string, double> values;  // "unit/statistic" -> cumulative value
   };
   static constexpr uint32_t kGroup = 16;
-  std::string path_, unit_name_;
-  uint32_t units_;
+  struct Proc {
+    std::string unit_name;
+    uint32_t units, first_group;
+  };
+  std::string path_;
+  std::vector<Proc> procs_;
   std::map<std::pair<uint32_t, uint32_t>, std::pair<model::Tick, model::Tick>> spans_;  // (kernel, group) -> first start, last end
   std::vector<Sample> samples_;
   model::Tick interval_ = 1'000'000;  // 1 µs to start with

@@ -37,6 +37,14 @@ PlacementPolicy PlacementPolicy::load(const config::Node& n) {
   p.cxl_enabled = n.opt<bool>("cxl_enabled", false);
   p.npu_cache_policy = n.opt<std::string>("npu_cache_policy", "lru", Rule::choice({"lru", "fifo", "scratchpad"}));
   p.page_bytes = n.opt<uint64_t>("page_bytes", 2u << 20, Rule::power_of_two());
+  if (n.has("npu_kernels"))
+    for (const auto& kind : n.req_list<std::string>("npu_kernels")) {
+      try {
+        p.npu_kernels.push_back(trace::kernel_kind(kind));
+      } catch (const std::invalid_argument& e) {
+        throw config::ConfigError(n.file(), n.key_path("npu_kernels"), kind, e.what());
+      }
+    }
   // The seeds' environment variables win over the file (and the run records that they did).
   if (const char* e = std::getenv("HBM_ALLOC_STRATEGY")) {
     if (std::find(strategies.begin(), strategies.end(), e) == strategies.end())

@@ -50,6 +50,7 @@ struct PlacementPolicy {
   std::map<std::string, double> strategy_fractions;  // the whole table: what another strategy would allow
   uint64_t page_bytes = 2u << 20;
   std::map<std::string, std::string> pins;         // tensor name → region
+  std::vector<trace::KernelKind> npu_kernels;      // kernel kinds the NPU runs (`npu_kernels`)
   std::vector<std::string> env_overrides;          // which environment variables changed the policy
 
   // Reads `placement:` (strategies table included) and applies HBM_ALLOC_STRATEGY, CXL_ENABLED and

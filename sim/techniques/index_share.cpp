@@ -8,8 +8,17 @@
 //  - first_layer_sram: the first full layer's indexer cache is pinned to the region the file names
 //    (`first_layer_region`, the NPU SRAM's row of the hardware's noc.regions);
 //  - index_compression: hashed index storage at `compression_ratio` of the bytes, paid for with
-//    CUDA-core work per scored element (the hash decode).
+//    CUDA-core work per scored element (the hash decode);
+//  - first_layer_npu_share: the seeds' first-layer specialisation, "offloads 40 % of index loading
+//    tasks to NPU compute units": the first full layer's scoring is cut along each sequence's
+//    entries (row_split.hpp). The NPU scores the oldest `share` of them from its own copy of that
+//    part of the indexer cache, pinned to `first_layer_region` (its SRAM; what does not fit is read
+//    by DMA from where placement puts it), while the SMs score the rest; top-k waits for both.
+#include <algorithm>
+#include <cmath>
 #include <map>
+
+#include "sim/techniques/row_split.hpp"
 
 #include "traces/kernel_geometry.hpp"
 #include "sim/techniques/technique.hpp"
@@ -33,6 +42,12 @@ class IndexShare : public Technique {
     compression_ = n.opt<bool>("index_compression", false);
     compression_ratio_ = n.opt<double>("compression_ratio", 1.0 / 3.0, Rule::range(0.01, 1.0));
     lookup_flops_ = n.opt<double>("lookup_simt_flops_per_element", 4.0, Rule::non_negative());
+    npu_share_ = n.opt<double>("first_layer_npu_share", 0.0, Rule::range(0.0, 0.99));
+    if (npu_share_ > 0) {
+      if (first_layer_region_.empty()) first_layer_region_ = n.req<std::string>("first_layer_region");
+      share_file_ = n.file();
+      share_key_ = n.key_path("first_layer_npu_share");
+    }
   }
 
   void reshape(trace::ModelShape& m) const override {
@@ -65,6 +80,7 @@ class IndexShare : public Technique {
       ctx.placement->pins[t] = first_layer_region_;
       rep["first_layer_pin"] = t;   // asked for; techniques.pins says whether it fitted
     }
+    if (npu_share_ > 0 && first_full >= 0) offload_first_layer(w, first_full, ctx, rep);
     if (compression_) {
       for (auto& k : w.kernels())
         if (!k.removed && k.rec.kind == trace::KernelKind::indexer_score && ctx.shape) {
@@ -130,11 +146,114 @@ class IndexShare : public Technique {
     rep["kv_prefetch_kernels"] = prefetches;
   }
 
+  void offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
+
   uint32_t group_ = 4, full_first_ = 1;
   bool overlap_ = true, first_layer_sram_ = false, compression_ = false;
   double compression_ratio_ = 1.0 / 3.0, lookup_flops_ = 4.0;
   std::string first_layer_region_;  // noc.regions name the first full layer's indexer cache is pinned to
+  double npu_share_ = 0;
+  std::string share_file_, share_key_;
 };
+
+void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
+  auto& out = rep["npu_offload"];
+  out["share_asked"] = npu_share_;
+  if (ctx.processors < 2)
+    throw config::ConfigError(share_file_, share_key_, std::to_string(npu_share_),
+                              "needs hardware with an NPU (an npu: section, e.g. configs/hardware/h200-npu.yaml)");
+  const size_t v = w.find(layer, trace::KernelKind::indexer_score);
+  const auto& md = w.metadata();
+  if (v == Workload::npos || !ctx.shape || !md.contains("step")) {
+    out["skipped"] = "no emulated indexer scoring in the first full layer";
+    return;
+  }
+  const std::string cache_name = "L" + std::to_string(layer) + ".indexer_cache";
+  uint32_t cache = UINT32_MAX;
+  for (const auto& t : w.tensors())
+    if (t.name == cache_name) cache = t.id;
+  const trace::ModelShape& m = *ctx.shape;
+  const uint64_t batch = md["step"].value("batch", uint64_t(1));
+  const uint64_t eb = m.indexer.bytes_per_entry();
+  if (cache == UINT32_MAX || batch == 0 || eb == 0 || w.tensors()[cache].bytes % (batch * eb) != 0) {
+    out["skipped"] = "the first full layer's indexer cache is not batch x entries x entry bytes";
+    return;
+  }
+  const uint64_t cap = w.tensors()[cache].bytes / (batch * eb);
+  const uint64_t head = uint64_t(std::floor(npu_share_ * double(cap)));
+  if (head == 0) {
+    out["skipped"] = "the share is less than one entry";
+    return;
+  }
+  // The NPU's copy of the head of every sequence's cache, and the cuts: cache rows of cap entries,
+  // logits rows of cap fp32 scores.
+  trace::TensorRecord copy = w.tensors()[cache];
+  copy.name = cache_name + ".npu";
+  copy.bytes = batch * head * eb;
+  const uint32_t slice = w.add_tensor(copy);
+  const RowSplit cache_cut{cap * eb, head * eb, true}, logits_cut{cap * 4, head * 4, false};
+
+  Workload::Kernel& gpu = w.kernels()[v];
+  std::vector<trace::AccessRecord> npu_acc, gpu_acc;
+  uint64_t npu_bytes = 0, all_bytes = 0, shared_bytes = 0;
+  for (const auto& a : gpu.accesses) {
+    std::vector<trace::AccessRecord> h, t;
+    const bool scan = a.tensor == cache && !a.write;
+    const bool scores = a.write && a.kind == trace::AccessRecord::Kind::strided;
+    if ((scan || scores) && split_rows(a, scan ? cache_cut : logits_cut, h, t)) {
+      if (scan) {
+        for (auto& r : h) {
+          r.tensor = slice;
+          npu_bytes += r.total_bytes();
+        }
+        all_bytes += a.total_bytes();
+      }
+      npu_acc.insert(npu_acc.end(), h.begin(), h.end());
+      gpu_acc.insert(gpu_acc.end(), t.begin(), t.end());
+    } else {
+      npu_acc.push_back(a);  // the queries: both read them
+      gpu_acc.push_back(a);
+      shared_bytes += a.total_bytes();
+    }
+  }
+  if (npu_bytes == 0 || all_bytes == 0) {
+    out["skipped"] = "the scoring kernel's scan is not a row-wise strided read";
+    return;
+  }
+  const double f = double(npu_bytes) / double(all_bytes);
+  trace::KernelRecord rec = gpu.rec;
+  rec.name += ".npu";
+  uint32_t stream = 0;
+  for (const auto& k : w.kernels()) stream = std::max(stream, k.rec.stream);
+  rec.stream = stream + 1;  // a stream of its own beside the SMs' kernels
+  for (size_t p = 0; p < rec.flops.size(); ++p) rec.flops[p] *= f;
+  gpu.accesses = std::move(gpu_acc);
+  for (double& x : gpu.rec.flops) x *= 1.0 - f;
+  const std::vector<size_t> preds = w.predecessors(v), succs = w.successors(v);
+  const size_t nv = w.add_kernel(rec, std::move(npu_acc));
+  Workload::Kernel& npu = w.kernels()[nv];
+  npu.processor = 1;
+  // The stationary operand of a task: the head dimension by the index heads of its queries.
+  const std::string phase = md["step"].value("phase", std::string("decode"));
+  const uint64_t q = phase == "decode" ? md["step"].value("queries", uint64_t(1))
+                                       : std::min<uint64_t>(md["step"].value("chunk_tokens", uint64_t(1)),
+                                                            m.kernels.indexer_q_tile_tokens);
+  npu.mm_k = m.indexer.head_dim;
+  npu.mm_n = uint64_t(m.local_index_heads()) * q;
+  for (size_t p : preds) w.add_edge(p, nv);
+  for (size_t s : succs) w.add_edge(nv, s);
+  ctx.placement->pins[copy.name] = first_layer_region_;
+
+  out["layer"] = layer;
+  out["kernel"] = rec.name;
+  out["entries_on_npu"] = head;
+  out["entries"] = cap;
+  out["scan_bytes"] = all_bytes;
+  out["scan_bytes_on_npu"] = npu_bytes;
+  out["shared_bytes"] = shared_bytes;  // read by both parts (the queries)
+  out["share"] = f;
+  out["npu_copy"] = copy.name;   // pinned to first_layer_region; techniques.pins says whether it fitted
+}
 
 }  // namespace
 

@@ -27,6 +27,7 @@ struct TechniqueContext {
   const trace::ModelShape* shape = nullptr;  // null when replaying a captured trace
   PlacementPolicy* placement = nullptr;
   nlohmann::json* report = nullptr;          // what the technique did, stored with the run
+  uint32_t processors = 1;                   // the hardware's: 2 with an NPU (Workload::Kernel::processor)
 };
 
 class Technique {

@@ -22,6 +22,10 @@ class Workload {
     trace::KernelRecord rec;                 // rec.deps is ignored here: the graph holds dependences
     std::vector<trace::AccessRecord> accesses;
     bool removed = false;
+    // Which processor runs it: 0 the GPU's SMs, 1 the NPU (hardware `npu:`), set by placement and
+    // techniques; and the stationary operand of its matrix work (K x N, 0 = unknown), for the NPU.
+    uint32_t processor = 0;
+    uint64_t mm_k = 0, mm_n = 0;
   };
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
