@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+
 namespace indexsim::model {
 
 using config::Rule;
@@ -39,6 +40,7 @@ NpuParams NpuParams::load(const config::Node& n) {
            "between dma_request_B and " + std::to_string(kMaxRequestLines) + " x dma_request_B");
   p.dma_outstanding = n.req<uint32_t>("dma_outstanding_requests", Rule::range(1, 65536));
   p.stage_B = n.req<uint64_t>("stage_B", Rule::positive());
+  p.first_source = n.req<uint32_t>("first_source", Rule::range(0, 1u << 20));
   p.task_launch_ns = n.req<double>("task_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = n.req<double>("kernel_launch_ns", Rule::non_negative());
   n.opt<std::string>("local_region", "");  // read by the loader (Processor::set_local_memory)
@@ -200,7 +202,7 @@ void Npu::issue(uint32_t c, Tick now) {
     mr.addr = r.addr;
     mr.bytes = r.bytes;
     mr.write = r.write;
-    mr.source = (1u << 16) + c;  // NPU cores beside the SMs' sources (ports are source modulo their count)
+    mr.source = p_.first_source + c;  // the NoC's port is the source modulo its port count
     if (!mem_.try_enqueue(mr, now)) {
       if (!core.stalled) stalled_.push_back(c);
       core.stalled = true;

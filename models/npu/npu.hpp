@@ -40,6 +40,7 @@ struct NpuParams {
   uint32_t dma_request_B = 0;         // detailed mode
   uint32_t fast_chunk_B = 0;          // fast mode
   uint32_t dma_outstanding = 0;       // requests in flight per core
+  uint32_t first_source = 0;          // requester id of core 0 (core c is first_source + c): its NoC port
   uint64_t stage_B = 0;               // operand buffer one stage fills (double-buffered tasks)
   double task_launch_ns = 0;
   double kernel_launch_ns = 0;

@@ -241,7 +241,22 @@ void check_ports_agree(const Node& root) {
                std::string("must equal ") + other.key_path(other_key) + " (" + std::to_string(count) + "): one port per " + what);
   };
   must_equal("memory_ports", root.child("l2"), "slices", "L2 slice");
-  if (root.has("gpu")) must_equal("sm_ports", root.child("gpu"), "sm_count", "SM");
+  if (!root.has("gpu")) return;
+  if (!root.has("npu")) {
+    must_equal("sm_ports", root.child("gpu"), "sm_count", "SM");
+    return;
+  }
+  // An NPU's cores are requesters too, numbered after the SMs (npu.first_source).
+  const Node gpu = root.child("gpu"), npu = root.child("npu");
+  const auto sms = gpu.req<uint32_t>("sm_count", Rule::positive());
+  const auto cores = npu.req<uint32_t>("cores", Rule::positive());
+  const auto ports = noc.req<uint32_t>("sm_ports", Rule::positive());
+  if (ports != sms + cores)
+    noc.fail("sm_ports", std::to_string(ports),
+             "must equal gpu.sm_count + npu.cores (" + std::to_string(sms + cores) + "): one port per SM and per NPU core");
+  const auto first = npu.req<uint32_t>("first_source", Rule::non_negative());
+  if (first != sms)
+    npu.fail("first_source", std::to_string(first), "must equal gpu.sm_count (" + std::to_string(sms) + "): the NPU's ports follow the SMs'");
 }
 }  // namespace
 

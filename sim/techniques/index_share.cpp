@@ -10,15 +10,16 @@
 //  - index_compression: hashed index storage at `compression_ratio` of the bytes, paid for with
 //    CUDA-core work per scored element (the hash decode);
 //  - first_layer_npu_share: the seeds' first-layer specialisation, "offloads 40 % of index loading
-//    tasks to NPU compute units": the first full layer's scoring is cut along each sequence's
-//    entries (row_split.hpp). The NPU scores the oldest `share` of them from its own copy of that
-//    part of the indexer cache, pinned to `first_layer_region` (its SRAM; what does not fit is read
-//    by DMA from where placement puts it), while the SMs score the rest; top-k waits for both.
+//    tasks to NPU compute units": the first full layer's scoring is cut page by page (page_split.hpp:
+//    the first `share` of every page of indexer_tile_tokens entries), so both halves keep every CTA
+//    busy. The NPU scores its part from its own copy of those entries, pinned to
+//    `first_layer_region` (its SRAM; what does not fit is read by DMA from where placement puts it),
+//    while the SMs score the rest; top-k waits for both.
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "sim/techniques/row_split.hpp"
+#include "sim/techniques/page_split.hpp"
 
 #include "traces/kernel_geometry.hpp"
 #include "sim/techniques/technique.hpp"
@@ -180,18 +181,16 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
     return;
   }
   const uint64_t cap = w.tensors()[cache].bytes / (batch * eb);
-  const uint64_t head = uint64_t(std::floor(npu_share_ * double(cap)));
-  if (head == 0) {
-    out["skipped"] = "the share is less than one entry";
-    return;
-  }
-  // The NPU's copy of the head of every sequence's cache, and the cuts: cache rows of cap entries,
-  // logits rows of cap fp32 scores.
+  const uint64_t page = std::max<uint32_t>(2, m.kernels.indexer_tile_tokens);
+  const uint64_t head = std::clamp<uint64_t>(uint64_t(std::llround(npu_share_ * double(page))), 1, page - 1);
+  // The NPU's copy of its entries of every sequence's cache (rows of cap entries); the logits rows
+  // are cut in the same proportion.
+  const PageSplit cut{eb, page, head, cap * eb};
+  const double fraction = double(head) / double(page);
   trace::TensorRecord copy = w.tensors()[cache];
   copy.name = cache_name + ".npu";
-  copy.bytes = batch * head * eb;
+  copy.bytes = batch * cut.copy_row_bytes();
   const uint32_t slice = w.add_tensor(copy);
-  const RowSplit cache_cut{cap * eb, head * eb, true}, logits_cut{cap * 4, head * 4, false};
 
   Workload::Kernel& gpu = w.kernels()[v];
   std::vector<trace::AccessRecord> npu_acc, gpu_acc;
@@ -200,7 +199,7 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
     std::vector<trace::AccessRecord> h, t;
     const bool scan = a.tensor == cache && !a.write;
     const bool scores = a.write && a.kind == trace::AccessRecord::Kind::strided;
-    if ((scan || scores) && split_rows(a, scan ? cache_cut : logits_cut, h, t)) {
+    if ((scan && split_pages(a, cut, h, t)) || (!scan && scores && split_fraction(a, fraction, 4, h, t))) {
       if (scan) {
         for (auto& r : h) {
           r.tensor = slice;
@@ -217,7 +216,7 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
     }
   }
   if (npu_bytes == 0 || all_bytes == 0) {
-    out["skipped"] = "the scoring kernel's scan is not a row-wise strided read";
+    out["skipped"] = "the scoring kernel's scan is not a page-aligned strided read";
     return;
   }
   const double f = double(npu_bytes) / double(all_bytes);
@@ -246,7 +245,8 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
 
   out["layer"] = layer;
   out["kernel"] = rec.name;
-  out["entries_on_npu"] = head;
+  out["page_entries"] = page;
+  out["page_entries_on_npu"] = head;
   out["entries"] = cap;
   out["scan_bytes"] = all_bytes;
   out["scan_bytes_on_npu"] = npu_bytes;

@@ -9,7 +9,7 @@
 #include "models/npu/npu.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/simulation.hpp"
-#include "sim/techniques/row_split.hpp"
+#include "sim/techniques/page_split.hpp"
 #include "tests/cpp/fake_memory.hpp"
 #include "tests/cpp/test_kernel_util.hpp"
 
@@ -226,42 +226,56 @@ TEST(Npu, AKernelPlacedOnAMissingProcessorIsAnError) {
   }
 }
 
-TEST(RowSplit, AScanSplitsAtItsEntryBoundaryKeepingEveryByte) {
-  // Rows of 1000 B, split at 400: CTAs of 100 B at stride 100 over two rows (20 CTAs): the first 4
-  // of each row go to the head, the rest to the tail; the head's copy is rows of 400 B.
+TEST(PageSplit, EveryPageGivesItsHeadToOneSideAndTheRestToTheOther) {
+  // Rows of 1000 entries of 2 B, pages of 100 entries, heads of 40: a CTA reading entries
+  // [200, 450) of row 1 (2 whole pages and 50 entries of a third) gives 2 x 40 + 40 entries to the
+  // head and 2 x 60 + 10 to the tail; in the copy (rows of 10 x 40 entries) its head starts at
+  // row 1, page 2.
+  const sim::PageSplit s{2, 100, 40, 2000};
+  EXPECT_EQ(s.copy_row_bytes(), 800u);
   trace::AccessRecord a;
-  a.cta_count = 20;
-  a.cta_stride_bytes = 100;
-  a.elem_bytes = 100;
+  a.base = 2000 + 200 * 2;
+  a.elem_bytes = 250 * 2;
   a.count = 1;
   std::vector<trace::AccessRecord> head, tail;
-  ASSERT_TRUE(sim::split_rows(a, {1000, 400, true}, head, tail));
-  uint64_t hb = 0, tb = 0;
-  for (const auto& r : head) hb += r.total_bytes();
+  ASSERT_TRUE(sim::split_pages(a, s, head, tail));
+  ASSERT_EQ(head.size(), 1u);
+  EXPECT_EQ(head[0].base, 800u + 2 * 40 * 2);
+  EXPECT_EQ(head[0].total_bytes(), 120u * 2);
+  uint64_t tb = 0;
   for (const auto& r : tail) tb += r.total_bytes();
-  EXPECT_EQ(hb, 2u * 400u);
-  EXPECT_EQ(tb, 2u * 600u);
-  // The second row's head starts at 400 in the compacted copy; its tail at 1400 in the original.
-  ASSERT_EQ(head.size(), 2u);
-  EXPECT_EQ(head[1].base, 400u);
-  EXPECT_EQ(head[1].cta_first, 10u);
-  EXPECT_EQ(tail[1].base, 1400u);
-  // A CTA straddling the split gives a part to each side.
-  trace::AccessRecord s = a;
-  s.cta_count = 1;
-  s.base = 350;
+  EXPECT_EQ(tb, 130u * 2);
+  EXPECT_EQ(head[0].total_bytes() + tb, a.total_bytes());
+  // CTAs one page apart share one record a side: their heads move by one head in the copy.
+  trace::AccessRecord b;
+  b.cta_count = 10;
+  b.cta_stride_bytes = 200;
+  b.elem_bytes = 200;
+  b.count = 1;
   head.clear();
   tail.clear();
-  ASSERT_TRUE(sim::split_rows(s, {1000, 400, false}, head, tail));
+  ASSERT_TRUE(sim::split_pages(b, s, head, tail));
   ASSERT_EQ(head.size(), 1u);
-  ASSERT_EQ(tail.size(), 1u);
-  EXPECT_EQ(head[0].elem_bytes, 50u);
-  EXPECT_EQ(tail[0].base, 400u);
-  EXPECT_EQ(tail[0].elem_bytes, 50u);
-  // A gather is not a row-wise scan.
+  EXPECT_EQ(head[0].cta_stride_bytes, 80);
+  EXPECT_EQ(head[0].total_bytes(), 10u * 80u);
+  // A stretch that does not start on a page, and a gather, are not split.
+  trace::AccessRecord c = a;
+  c.base += 2;
+  EXPECT_FALSE(sim::split_pages(c, s, head, tail));
   trace::AccessRecord g;
   g.kind = trace::AccessRecord::Kind::gather;
-  EXPECT_FALSE(sim::split_rows(g, {1000, 400, false}, head, tail));
+  EXPECT_FALSE(sim::split_pages(g, s, head, tail));
+  // Outputs: each element's first 40 % in whole granules.
+  trace::AccessRecord o;
+  o.elem_bytes = 400;
+  o.count = 3;
+  o.stride_bytes = 1000;
+  head.clear();
+  tail.clear();
+  ASSERT_TRUE(sim::split_fraction(o, 0.4, 4, head, tail));
+  EXPECT_EQ(head.at(0).elem_bytes, 160u);
+  EXPECT_EQ(tail.at(0).base, 160u);
+  EXPECT_EQ(head[0].total_bytes() + tail.at(0).total_bytes(), o.total_bytes());
 }
 
 namespace {
@@ -299,7 +313,8 @@ TEST(NpuOffload, TheNpuTakesItsShareOfTheFirstLayersIndexBytesOffHbm) {
   const auto& rep = off.techniques["report"]["index_share"]["npu_offload"];
   ASSERT_TRUE(rep.contains("scan_bytes_on_npu")) << rep.dump();
   const double moved = rep["scan_bytes_on_npu"].get<double>(), scan = rep["scan_bytes"].get<double>();
-  EXPECT_NEAR(moved / scan, 0.4, 1e-3);
+  // Heads of round(0.4 x 64) = 26 entries of every 64-entry page.
+  EXPECT_NEAR(moved / scan, 26.0 / 64.0, 2e-3);
   EXPECT_DOUBLE_EQ(metric(off, "first_layer_index_bytes_sram"), moved);
   EXPECT_DOUBLE_EQ(metric(base, "first_layer_index_bytes_hbm") - metric(off, "first_layer_index_bytes_hbm"),
                    moved - rep["shared_bytes"].get<double>());
