@@ -3,6 +3,7 @@
 // (workload, context, techniques) run is simulated (or found already stored in the database by its
 // key), and one table gives indexer-cache memory, step latency, tokens/s and the accuracy cost
 // measured by the functional models on the real-vector fixture.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -121,6 +122,10 @@ const char* kUsage =
     "  FILE or configs/studies/NAME.yaml lists the hardware, workloads, contexts and techniques; every\n"
     "  combination is one run, stored in --db, and one table row: indexer-cache memory, step time,\n"
     "  communication, roofline, tokens/s, speed-up over the baseline and the recall@k accuracy cost.\n"
+    "  extra_rows: [{techniques: T, hardware: H, workloads: [W...]}, ...] adds rows after each workload\n"
+    "  and context's techniques: on other hardware (default: the study's; an NPU co-design row), for\n"
+    "  other workloads (default: the study's; a workload only extra rows name gets a baseline row too),\n"
+    "  each against that workload and context's baseline on the study's hardware.\n"
     "  A run already stored in --db (same resolved configuration) is reused, not simulated again.\n"
     "  --rerun-stale  simulate again the stored runs of another code version (default: reuse them, and\n"
     "                 say how many there were)\n"
@@ -143,7 +148,29 @@ int study(const Args& args) {
   const auto hardware = root.req<std::string>("hardware");
   const auto workloads = root.req_list<std::string>("workloads");
   const auto contexts = root.req_list<double>("contexts", Rule::positive());
-  const auto techniques = root.req_list<std::string>("techniques");
+  // Rows per workload: (techniques, hardware). The study's workloads get its techniques on its
+  // hardware; then every extra row that names them (or names none). A workload only extra rows
+  // name gets the baseline first, the reference of its speed-ups.
+  const auto study_techniques = root.req_list<std::string>("techniques");
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> plan;
+  for (const auto& w : workloads) {
+    plan.push_back({w, {}});
+    for (const auto& t : study_techniques) plan.back().second.emplace_back(t, hardware);
+  }
+  if (root.has("extra_rows"))
+    for (const auto& row : root.children("extra_rows")) {
+      const auto t = row.req<std::string>("techniques");
+      const auto hw = row.opt<std::string>("hardware", hardware);
+      const auto names = row.has("workloads") ? row.req_list<std::string>("workloads") : workloads;
+      for (const auto& w : names) {
+        auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& p) { return p.first == w; });
+        if (it == plan.end()) {
+          plan.push_back({w, {{"baseline", hardware}}});
+          it = plan.end() - 1;
+        }
+        it->second.emplace_back(t, hw);
+      }
+    }
   const uint32_t batch = root.req<uint32_t>("batch", Rule::range(1, 4096));
   const uint32_t queries = root.req<uint32_t>("queries", Rule::range(1, 64));
   const uint64_t seed = root.req<uint64_t>("seed");
@@ -156,19 +183,20 @@ int study(const Args& args) {
 
   Accuracy accuracy(k);
   sim::Store store(db_path);
-  const size_t total = workloads.size() * contexts.size() * techniques.size();
+  size_t total = 0;
+  for (const auto& p : plan) total += contexts.size() * p.second.size();
   size_t done = 0, simulated = 0, reused = 0, stale = 0;
   sim::Progress progress("study", total);
   const std::string recall_col = "recall@" + std::to_string(k);
-  std::printf("%-14s %9s %-13s %15s %12s %9s %12s %11s %8s %10s\n", "workload", "context", "techniques", "indexer_cache",
+  std::printf("%-14s %9s %-14s %15s %12s %9s %12s %11s %8s %10s\n", "workload", "context", "techniques", "indexer_cache",
               "step_us", "comm_us", "roofline_us", "tokens/s", "speed-up", recall_col.c_str());
   std::map<std::pair<std::string, double>, double> baseline_ns;  // the speed-up's reference: the baseline's step
   std::vector<std::string> notes;                                  // runs that did not do as configured
-  for (const auto& w : workloads)
+  for (const auto& [w, rows] : plan)
     for (double ctx : contexts)
-      for (const auto& t : techniques) {
+      for (const auto& [t, hw] : rows) {
         sim::RunSpec spec;
-        spec.hardware = hardware;
+        spec.hardware = hw;
         spec.workload = w;
         spec.techniques = t;
         spec.step.context = uint64_t(ctx);
@@ -199,14 +227,14 @@ int study(const Args& args) {
             ++simulated;
           }
         } catch (const std::exception& e) {
-          std::printf("%-14s %9.0f %-13s failed: %s\n", w.c_str(), ctx, t.c_str(), e.what());
+          std::printf("%-14s %9.0f %-14s failed: %s\n", w.c_str(), ctx, t.c_str(), e.what());
           continue;
         }
-        if (t == "baseline") baseline_ns[{w, ctx}] = r.step_ns;
+        if (t == "baseline" && hw == hardware) baseline_ns[{w, ctx}] = r.step_ns;
         const auto base = baseline_ns.find({w, ctx});
         const std::string speedup =
             base != baseline_ns.end() && r.step_ns > 0 ? std::to_string(base->second / r.step_ns).substr(0, 5) : "n/a";
-        std::printf("%-14s %9.0f %-13s %11.1f MiB %12.1f %9.1f %12.1f %11.1f %8s %10s\n", w.c_str(), ctx, t.c_str(),
+        std::printf("%-14s %9.0f %-14s %11.1f MiB %12.1f %9.1f %12.1f %11.1f %8s %10s\n", w.c_str(), ctx, t.c_str(),
                     r.get_metric("footprint_indexer_cache") / (1 << 20), r.step_ns / 1e3,
                     r.get_metric("communication_time"), r.roofline_ns / 1e3, r.get_metric("tokens_per_second"),
                     speedup.c_str(), recall >= 0 ? std::to_string(recall).substr(0, 6).c_str() : "n/a");

@@ -5,10 +5,15 @@
 // Axis `tokens` (the public models' reading: GLM-5.3-Flash index_kpool, DeepSeek-V4) pools the keys
 // of consecutive tokens: the stored cache shrinks to complete pools + the raw tail + the unpooled
 // recent window, top-k selects pooled entries that expand to token ranges (the generator does the
-// expansion and always selects the tail). Axis `vectors` (the seeds' reading) pools several vectors
-// of one token and needs a model that stores several vectors per token.
+// expansion and always selects the tail). Axis `vectors` (the seeds' reading) pools the
+// `vectors_per_token` vectors of one token `ratio` to one (4 -> 1, 4 -> 2): the stored entry, and
+// so the scan, shrinks by the ratio; it needs a model that stores several vectors a token.
 // The gate runs as its own kernel (its GEMV and the weighted sum), on its own stream if asked; its
-// parameters are a weights tensor per layer.
+// parameters are a weights tensor per layer. Along tokens it pools what the append wrote; along
+// vectors it reads each new token's h_t and raw vectors and the append writes the pooled ones.
+// `precision` sets the gate's parameter bytes and its math (fp16 on the tensor pipe, fp32 on the
+// CUDA cores); `update_every` N recomputes the gate logits and reads its weights every N steps,
+// which one step carries as 1/N of them.
 #include "sim/techniques/technique.hpp"
 
 namespace indexsim::sim {
@@ -27,12 +32,26 @@ class IndexPool : public Technique {
     precision_ = n.opt<std::string>("precision", "fp16", Rule::choice({"fp16", "fp32"}));
     own_stream_ = n.opt<bool>("own_stream", true);
     recent_full_ = n.opt<uint32_t>("recent_full", 0, Rule::range(0, 1u << 24));
+    if (axis_ == "vectors" && recent_full_ > 0)
+      n.fail("recent_full", std::to_string(recent_full_), "applies to axis tokens (a recent window of unpooled tokens); 0 along vectors");
   }
 
   void reshape(trace::ModelShape& m) const override {
-    if (axis_ == "vectors")
-      node_.fail("axis", axis_, "workload '" + m.name + "' stores one indexer vector per token; pooling along "
-                 "vectors needs several (use axis: tokens)");
+    hidden_ = m.hidden_size;
+    dim_ = m.indexer.head_dim;
+    elem_bytes_ = m.indexer.elem_bytes;
+    if (axis_ == "vectors") {
+      const uint32_t v = m.indexer.vectors_per_token;
+      if (v == 1)
+        node_.fail("axis", axis_, "workload '" + m.name + "' stores one indexer vector per token; pooling along "
+                   "vectors needs several (indexer.vectors_per_token, e.g. glm-5.3-flash-4v; or use axis: tokens)");
+      if (v % ratio_ != 0)
+        node_.fail("ratio", std::to_string(ratio_), "must divide the vectors per token of workload '" + m.name +
+                   "' (indexer.vectors_per_token " + std::to_string(v) + ")");
+      raw_vectors_ = v;
+      m.indexer.vectors_per_token = v / ratio_;
+      return;
+    }
     if (m.indexer.pool_tokens > 1)
       node_.fail("ratio", std::to_string(ratio_), "workload '" + m.name + "' already pools its indexer keys (" +
                  std::to_string(m.indexer.pool_tokens) + " tokens per entry)");
@@ -40,8 +59,6 @@ class IndexPool : public Technique {
       node_.fail("ratio", std::to_string(ratio_), "must divide the indexer top-k (" + std::to_string(m.indexer.topk) + ")");
     m.indexer.pool_tokens = ratio_;
     m.indexer.recent_full_tokens = recent_full_;
-    hidden_ = m.hidden_size;
-    dim_ = m.indexer.head_dim;
   }
 
   // Gate parameters per layer: sigmoid gate W over [h_t; V] and b; softmax gate W over V, b and one
@@ -56,6 +73,22 @@ class IndexPool : public Technique {
     rep["ratio"] = ratio_;
     rep["gate_params_per_layer"] = gate_params();
     rep["gate_bytes_per_layer"] = gate_params() * param_bytes();
+    rep["axis"] = axis_;
+    // New tokens a sequence appends this step (1 in decode, a chunk in prefill).
+    const auto& md = w.metadata();
+    double tokens = 1;
+    if (md.contains("step")) {
+      const auto& st = md["step"];
+      tokens = st.value("phase", std::string("decode")) == "decode" ? st.value("queries", 1.0) : st.value("chunk_tokens", 1.0);
+    }
+    const bool vectors = axis_ == "vectors";
+    // Per new token: the gate logits (one a pooled slot: a dot over its inputs) every update_every
+    // steps, and the weighted sum (2 FLOPs a dimension of each pooled input).
+    const double slots = vectors ? double(raw_vectors_) : 1.0;
+    const double gate_flops = slots * 2.0 * double(gate_params()) / update_every_;
+    const double sum_flops = 2.0 * double(dim_) * (vectors ? double(raw_vectors_) : 1.0);
+    const uint64_t gate_read = std::max<uint64_t>(1, gate_params() * param_bytes() / update_every_);
+    rep["gate_bytes_read_per_step"] = gate_read;
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
       const auto& k = w.kernels()[v];
@@ -64,6 +97,7 @@ class IndexPool : public Technique {
       const uint32_t gate_w = w.add_tensor({0, "L" + std::to_string(L) + ".pool_gate", trace::TensorClass::weights, L,
                                             gate_params() * param_bytes()});
       const double seqs = k.rec.grid[0];  // the append kernel has one CTA per sequence
+      const auto append_preds = w.predecessors(v);
       trace::KernelRecord r;
       r.name = "L" + std::to_string(L) + ".pool_gate";
       r.kind = trace::KernelKind::pool_gate;
@@ -72,23 +106,40 @@ class IndexPool : public Technique {
       r.grid = {uint32_t(seqs), 1, 1};
       r.block = {128, 1, 1};
       r.regs_per_thread = 64;
-      // Per new token: its gate logit (a dot over the gate's inputs, recomputed every update_every
-      // steps) and its share of the weighted sum (2 FLOPs per dimension).
-      const double gate_flops = 2.0 * double(gate_params()) / update_every_;
       r.flops[int(precision_ == "fp16" ? trace::Precision::fp16 : trace::Precision::simt)] =
-          seqs * (gate_flops + 2.0 * dim_);
+          seqs * tokens * (gate_flops + sum_flops);
+      std::vector<trace::AccessRecord> acc;
       trace::AccessRecord a;
       a.cta_first = 0;
       a.cta_count = r.grid[0];
       a.tensor = gate_w;
-      a.elem_bytes = uint32_t(gate_params() * param_bytes());
+      a.elem_bytes = uint32_t(gate_read);
       a.count = 1;
       a.stride_bytes = a.elem_bytes;
-      const size_t g = w.add_kernel(r, {a});
-      w.add_edge(v, g);  // pools what the append wrote
-      if (!own_stream_)
-        for (size_t s : w.successors(v))
-          if (s != g) w.add_edge(g, s);
+      acc.push_back(a);
+      if (vectors) {
+        // Each new token's h_t (bf16) and its raw vectors, as the k projection left them.
+        const uint64_t per_token = uint64_t(hidden_) * 2 + uint64_t(raw_vectors_) * dim_ * elem_bytes_;
+        const uint32_t in = w.add_tensor({0, "L" + std::to_string(L) + ".pool_inputs", trace::TensorClass::activations, L,
+                                          uint64_t(seqs * tokens) * per_token});
+        trace::AccessRecord x = a;
+        x.tensor = in;
+        x.elem_bytes = uint32_t(uint64_t(tokens) * per_token);
+        x.cta_stride_bytes = int64_t(x.elem_bytes);
+        x.stride_bytes = x.elem_bytes;
+        acc.push_back(x);
+      }
+      const size_t g = w.add_kernel(r, std::move(acc));
+      if (vectors) {
+        // The append writes the pooled vectors: the gate comes between it and what it waited for.
+        for (size_t p : append_preds) w.add_edge(p, g);
+        w.add_edge(g, v);
+      } else {
+        w.add_edge(v, g);  // pools what the append wrote
+        if (!own_stream_)
+          for (size_t s : w.successors(v))
+            if (s != g) w.add_edge(g, s);
+      }
     }
   }
 
@@ -97,7 +148,7 @@ class IndexPool : public Technique {
   uint32_t ratio_ = 4, update_every_ = 1, recent_full_ = 0;
   std::string axis_, gate_, precision_;
   bool own_stream_ = true;
-  mutable uint32_t hidden_ = 0, dim_ = 0;
+  mutable uint32_t hidden_ = 0, dim_ = 0, elem_bytes_ = 1, raw_vectors_ = 1;
 };
 
 }  // namespace

@@ -125,3 +125,80 @@ TEST(TechniqueTiming, AFirstLayerPinThatDoesNotFitTheSramWarnsAndSaysSo) {
     EXPECT_EQ(fits, context == 32768) << context;   // 32K x 132 B = 4.1 MiB fits; 256K x 132 B = 33 MiB does not
   }
 }
+
+namespace {
+
+// GLM-5.3-Flash with four 64-dimensional indexer vectors a token (configs/workloads/glm-5.3-flash-4v),
+// cut to one KDA and three DSA layers with small MLPs.
+sim::RunSpec four_vectors(const std::string& techniques, std::vector<std::string> extra = {}) {
+  sim::RunSpec s;
+  s.hardware = "h200";
+  s.workload = "glm-5.3-flash-4v";
+  s.techniques = techniques;
+  s.step.context = 32768;
+  s.fast = true;
+  s.sets = {"workload.model.num_layers=4",
+            "workload.layers=[{first: 0, last: 3, attention: linear, mlp: dense}, {first: 1, last: 3, attention: dsa, indexer: full}]",
+            "workload.model.vocab_size=2048", "workload.mlp.dense_intermediate_size=1024"};
+  for (auto& e : extra) s.sets.push_back(e);
+  return s;
+}
+
+double kind_bytes(const sim::RunResult& r, const std::string& kind, bool written = false) {
+  double b = 0;
+  for (const auto& k : r.kernels)
+    if (k.kind == kind) b += double(written ? k.bytes_written : k.bytes_read);
+  return b;
+}
+
+}  // namespace
+
+TEST(TechniqueTiming, PoolingAlongVectorsShrinksTheScanByTheRatio) {
+  // An entry of V vectors of D FP8 elements and a 4 B scale: V D + 4 bytes. Pooling r:1 stores
+  // V / r of them: the cache holds (V D / r + 4) / (V D + 4) of the bytes (4 x 64: 68 / 260 at 4:1,
+  // 132 / 260 at 2:1), and a decode step's scan, which reads the cache once, reads that many fewer.
+  const auto raw = sim::simulate(four_vectors("baseline", {"step.context=131072"}));
+  const auto p4 = sim::simulate(four_vectors("indexpool-vectors", {"step.context=131072"}));
+  const auto p2 = sim::simulate(four_vectors("indexpool-vectors", {"step.context=131072", "techniques.index_pool.ratio=2"}));
+  const auto cache = [](const sim::RunResult& r) { return r.get_metric("footprint_indexer_cache"); };
+  EXPECT_NEAR(cache(p4) / cache(raw), 68.0 / 260.0, 1e-3);
+  EXPECT_NEAR(cache(p2) / cache(raw), 132.0 / 260.0, 1e-3);
+  const double s_raw = kind_bytes(raw, "indexer_score"), s4 = kind_bytes(p4, "indexer_score"), s2 = kind_bytes(p2, "indexer_score");
+  EXPECT_NEAR((s_raw - s4) / (cache(raw) - cache(p4)), 1.0, 0.01);
+  EXPECT_NEAR((s_raw - s2) / (cache(raw) - cache(p2)), 1.0, 0.01);
+  EXPECT_LT(p4.step_ns, raw.step_ns);
+  // The gate reads its weights and, per new token, h_t (hidden x 2 B) and the 4 raw vectors.
+  const double hidden = 4096, gate = p4.techniques["report"]["index_pool"]["gate_bytes_read_per_step"].get<double>();
+  EXPECT_NEAR(kind_bytes(p4, "pool_gate"), 3 * (gate + hidden * 2 + 4 * 64), 3 * 64.0);
+}
+
+TEST(TechniqueTiming, PoolingPrecisionAndUpdateFrequencyShowInTheStep) {
+  // fp32 doubles the gate's parameter bytes and moves its math to the CUDA cores; update_every 3
+  // reads a third of the weights a step and recomputes a third of the logits.
+  const auto fp16 = sim::simulate(four_vectors("indexpool-vectors"));
+  const auto fp32 = sim::simulate(four_vectors("indexpool-vectors", {"techniques.index_pool.precision=fp32"}));
+  const auto every3 = sim::simulate(four_vectors("indexpool-vectors", {"techniques.index_pool.update_every=3"}));
+  const auto& r16 = fp16.techniques["report"]["index_pool"];
+  EXPECT_EQ(fp32.techniques["report"]["index_pool"]["gate_bytes_per_layer"].get<double>(), 2 * r16["gate_bytes_per_layer"].get<double>());
+  EXPECT_NEAR(every3.techniques["report"]["index_pool"]["gate_bytes_read_per_step"].get<double>(),
+              r16["gate_bytes_read_per_step"].get<double>() / 3, 1.0);
+  EXPECT_NE(fp32.step_ns, fp16.step_ns);
+  EXPECT_NE(every3.step_ns, fp16.step_ns);
+  EXPECT_LT(kind_bytes(every3, "pool_gate"), kind_bytes(fp16, "pool_gate"));
+}
+
+TEST(TechniqueTiming, AVectorsRatioThatDoesNotDivideTheVectorsIsAConfigError) {
+  try {
+    sim::simulate(four_vectors("indexpool-vectors", {"techniques.index_pool.ratio=3"}));
+    FAIL() << "ratio 3 of 4 vectors was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.path, "index_pool.ratio") << e.what();
+    EXPECT_NE(std::string(e.what()).find("vectors_per_token"), std::string::npos) << e.what();
+  }
+  try {
+    sim::simulate(small("indexpool", {"techniques.index_pool.axis=vectors", "techniques.index_pool.recent_full=0"}));
+    FAIL() << "axis vectors ran on a one-vector model";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.path, "index_pool.axis") << e.what();
+  }
+}

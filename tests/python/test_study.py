@@ -133,3 +133,29 @@ def test_a_whole_prefill_is_stored_with_unique_kernel_ids(exe, tmp_path):
     kernels, distinct, chunks = con.execute("SELECT count(*), count(DISTINCT id), count(DISTINCT substr(name, 1, instr(name, '.'))) "
                                             "FROM kernels").fetchone()
     assert runs == 1 and kernels == distinct and chunks > 1, (runs, kernels, distinct, chunks)
+
+
+def test_study_extra_rows_run_on_their_own_hardware_against_the_same_baseline(exe, tmp_path):
+    sets = "\n".join(f"  - {s!r}" if "[" in s else f"  - {s}" for s in TINY)
+    study = tmp_path / "study.yaml"
+    study.write_text(
+        "hardware: h200\nworkloads: [glm-5]\ncontexts: [4096]\ntechniques: [baseline]\n"
+        "extra_rows:\n  - {techniques: indexshare-npu, hardware: h200-npu}\n"
+        "batch: 1\nqueries: 1\nseed: 1\nfast: true\nrecall_k: 64\n"
+        f"sets:\n{sets}\n")
+    db = str(tmp_path / "study.sqlite")
+    out = subprocess.run([exe, "study", str(study), "--db", db], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rows = [l for l in out.stdout.splitlines() if l.startswith("glm-5")]
+    assert len(rows) == 2, out.stdout
+    assert "indexshare-npu" in rows[1] and "failed" not in rows[1], rows[1]
+    assert rows[1].split()[-2] != "n/a", rows[1]  # a speed-up over the h200 baseline
+    con = sqlite3.connect(db)
+    try:
+        hw = sorted(r[0] for r in con.execute("SELECT hardware FROM runs"))
+        npu = con.execute("SELECT m.value FROM metrics m JOIN runs r ON m.run = r.key "
+                          "WHERE r.hardware = 'h200-npu' AND m.name = 'npu_kernels'").fetchone()
+    finally:
+        con.close()
+    assert hw == ["h200", "h200-npu"], hw
+    assert npu is not None and npu[0] == 1.0, npu

@@ -194,9 +194,9 @@ class StepEmulator {
     const uint64_t kt = ix.topk / pool;  // entries selected per query
     const uint32_t idx = b_.tensor(lname(L, "topk_indices"), TensorClass::topk_indices, L, M * kt * 4);
 
-    gemm(L, "index_k_proj", KernelKind::gemm, M, ix.head_dim + IH, h, w, 0);  // wk and weights_proj
+    gemm(L, "index_k_proj", KernelKind::gemm, M, ix.entry_dim() + IH, h, w, 0);  // wk (every vector of a token) and weights_proj
     gemm(L, "index_q_proj", KernelKind::gemm, M, IH * ix.head_dim, m_.mla.q_lora_rank, w,
-         bytes_of((ix.head_dim + IH) * h, wbits()));
+         bytes_of((ix.entry_dim() + IH) * h, wbits()));
 
     // Append: rewrite from the first incomplete pool to the end (with pool 1: the T new keys), reading
     // the old raw tail of an incomplete pool back to pool it with the new keys.
@@ -205,7 +205,7 @@ class StepEmulator {
     const uint32_t app = b_.kernel(lname(L, "index_append"), KernelKind::index_append, L, {B, 1, 1}, ks.elementwise);
     b_.strided(app, cache, false, 0, B, first_slot * eb, int64_t(cap * eb), old_tail * eb, 1, 0);
     b_.strided(app, cache, true, 0, B, first_slot * eb, int64_t(cap * eb), (cap - first_slot) * eb, 1, 0);
-    if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.head_dim * 4.0;
+    if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.entry_dim() * 4.0;
 
     const uint64_t row4 = cap * 4;  // one query's logits row
     if (p_.phase == Phase::decode && q_tiles() == 1 && lim_.warpgroup_mma && paged_mqa_smem() <= lim_.smem_per_cta_bytes) {
@@ -214,7 +214,7 @@ class StepEmulator {
       tiled_scoring(L, cache, row4);
     }
     double flops = 0;
-    for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.head_dim * double(m_.indexer_entries(visible(t)));
+    for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.entry_dim() * double(m_.indexer_entries(visible(t)));
     b_.k(uint32_t(b_.t.kernels.size() - 1)).flops[static_cast<int>(ix.score_precision)] = flops * B;
 
     const uint32_t tk = topk(L, idx, row4, kt);
@@ -259,8 +259,8 @@ class StepEmulator {
   // and three 64-token key stages per math warpgroup (the main terms of its smem formula).
   static constexpr uint64_t kMqaSplit = 256, kMqaPage = 64, kMqaMathWg = 4, kMqaStages = 3;
   uint64_t paged_mqa_smem() const {
-    const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads();
-    return kMqaStages * (T_ * IH * D + T_ * IH * 4) + kMqaMathWg * kMqaStages * kMqaPage * (D + 4);
+    const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads(), E = m_.indexer.entry_dim();
+    return kMqaStages * (T_ * IH * D + T_ * IH * 4) + kMqaMathWg * kMqaStages * kMqaPage * (E + 4);
   }
   void paged_mqa_logits(int L, uint32_t cache, uint64_t row4) {
     constexpr uint64_t kSplit = kMqaSplit, kMathWg = kMqaMathWg;

@@ -88,6 +88,8 @@ ModelShape load_model_shape(const Node& root) {
   m.indexer.elem_bytes = idx.req<uint32_t>("elem_bytes", Rule::range(1, 4));
   m.indexer.scale_bytes_per_entry = idx.req<uint32_t>("scale_bytes_per_entry", Rule::non_negative());
   m.indexer.pool_tokens = idx.req<uint32_t>("pool_tokens", Rule::range(1, 128));
+  // Read only where a file gives it, so that the shipped one-vector models resolve as before.
+  if (idx.has("vectors_per_token")) m.indexer.vectors_per_token = idx.req<uint32_t>("vectors_per_token", Rule::range(1, 64));
   m.indexer.score_precision = read_precision(idx, "score_precision", {"fp32", "bf16", "fp16", "fp8", "fp4"});
   m.indexer.heads_split = idx.req<std::string>("heads", Rule::choice({"replicated", "split"})) == "split";
   if (m.indexer.topk % m.indexer.pool_tokens != 0)
@@ -261,7 +263,7 @@ ModelShape::LayerParams ModelShape::layer_params(int layer) const {
     if (l.indexer == IndexerMode::full) {
       const uint64_t IH = local_index_heads();
       // wq_b (from the query latent), wk (one key per token) and weights_proj (one weight per head).
-      p.indexer = uint64_t(mla.q_lora_rank) * IH * indexer.head_dim + h * indexer.head_dim + h * IH;
+      p.indexer = uint64_t(mla.q_lora_rank) * IH * indexer.head_dim + h * indexer.entry_dim() + h * IH;
     }
   } else {
     const uint64_t HD = uint64_t(local_linear_heads()) * linear.head_dim;

@@ -47,6 +47,9 @@ struct IndexerShape {
   uint32_t elem_bytes = 0;             // per stored key element (FP8: 1)
   uint32_t scale_bytes_per_entry = 0;  // quantisation scale stored with each key
   uint32_t pool_tokens = 1;            // consecutive tokens pooled into one stored key (1: none)
+  // Indexer vectors stored per token, each head_dim wide (the seeds' IndexPool reading: four
+  // 64-dimensional vectors a token); a query is dotted with each. IndexPool along `vectors` lowers it.
+  uint32_t vectors_per_token = 1;
   Precision score_precision = Precision::fp8;
   bool heads_split = false;            // index heads divided across attention TP (else replicated)
   // Set by techniques, not by workload files: stored element bytes are scaled by storage_ratio
@@ -54,8 +57,9 @@ struct IndexerShape {
   // recent_full_tokens tokens keep unpooled entries (IndexPool's full-resolution recent window).
   double storage_ratio = 1.0;
   uint32_t recent_full_tokens = 0;
+  uint32_t entry_dim() const { return head_dim * vectors_per_token; }  // elements of one stored entry
   uint32_t bytes_per_entry() const {
-    return uint32_t(std::ceil(double(head_dim) * elem_bytes * storage_ratio - 1e-9)) + scale_bytes_per_entry;
+    return uint32_t(std::ceil(double(entry_dim()) * elem_bytes * storage_ratio - 1e-9)) + scale_bytes_per_entry;
   }
 };
 
