@@ -92,7 +92,8 @@ void Timeline::write(const std::vector<KernelResult>& kernels,
                   {"args", {{"bytes_read", k.bytes_read}, {"bytes_written", k.bytes_written}, {"flops", k.flops},
                             {"roofline_ns", k.roofline_ns}, {"simulated", k.simulated}, {"layer", k.layer}}}});
 
-  // Unit groups: the CTAs' spans; reused kernels over every group; sampled kernels' extrapolated tails.
+  // Unit groups: the CTAs' spans; reused kernels over every group of their processor; sampled
+  // kernels' extrapolated tails.
   uint32_t groups = 0;
   for (const Proc& p : procs_)
     for (uint32_t g = 0; g * kGroup < p.units; ++g, ++groups)
@@ -105,17 +106,24 @@ void Timeline::write(const std::vector<KernelResult>& kernels,
                   {"tid", key.second}, {"ts", us(span.first)}, {"dur", us(span.second - span.first)}});
     last_end[key.first] = std::max(last_end[key.first], span.second);
   }
+  // A kernel's own processor's groups (all of them for a processor of another name).
+  const auto groups_of = [&](const KernelResult& k) {
+    for (const Proc& p : procs_)
+      if (p.unit_name == k.processor) return std::make_pair(p.first_group, p.first_group + (p.units + kGroup - 1) / kGroup);
+    return std::make_pair(0u, groups);
+  };
   for (uint32_t i = 0; i < kernels.size(); ++i) {
     const auto& k = kernels[i];
+    const auto [g0, g1] = groups_of(k);
     if (k.simulated == "reused") {
-      for (uint32_t g = 0; g < groups; ++g)
+      for (uint32_t g = g0; g < g1; ++g)
         ev.push_back({{"name", k.name + " (reused)"}, {"cat", "reused"}, {"ph", "X"}, {"pid", kGroups}, {"tid", g},
                       {"ts", k.start_ns / 1000.0}, {"dur", k.duration_ns() / 1000.0},
                       {"args", {{"simulated", "reused: the duration of an identical earlier kernel"}}}});
     } else if (k.simulated == "sampled" && last_end.count(i)) {
       const double from = us(last_end[i]);
       if (k.end_ns / 1000.0 > from)
-        for (uint32_t g = 0; g < groups; ++g)
+        for (uint32_t g = g0; g < g1; ++g)
           ev.push_back({{"name", k.name + " (extrapolated)"}, {"cat", "sampled"}, {"ph", "X"}, {"pid", kGroups},
                         {"tid", g}, {"ts", from}, {"dur", k.end_ns / 1000.0 - from},
                         {"args", {{"simulated", "sampled: the CTAs after the sample, at its rate"}}}});

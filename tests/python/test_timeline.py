@@ -106,3 +106,24 @@ def test_a_perfetto_trace_processor_loads_it_where_one_is_installed(timeline, tm
     q = subprocess.run([shell, "-q", "/dev/stdin", str(path)], input="select count(*) from slice;",
                        capture_output=True, text=True, timeout=120)
     assert q.returncode == 0, q.stderr
+
+
+def test_an_npus_tasks_have_tracks_of_their_own(exe, tmp_path):
+    """With an NPU (h200-npu) its cores get unit-group tracks after the SMs', and the kernels placed
+    on it (top-k here, by kind) are drawn there and nowhere else."""
+    path = tmp_path / "npu.json"
+    sets = [a for s in TINY for a in ("--set", s)]
+    r = subprocess.run([exe, "run", "--hardware", "h200-npu", "--workload", "glm-5", "--context", "4096", "--fast",
+                        "--set", "techniques.placement.npu_kernels=[topk]", "--json", "--kernels",
+                        "--timeline", str(path), *sets], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ev = json.loads(path.read_text())["traceEvents"]
+    groups = {e["tid"]: e["args"]["name"] for e in ev if e["name"] == "thread_name" and e["pid"] == 2}
+    npu_tids = {t for t, n in groups.items() if n.startswith("NPU core")}
+    assert npu_tids and all(groups[t].startswith("SM") for t in set(groups) - npu_tids), groups
+    assert min(npu_tids) > max(set(groups) - npu_tids)
+    on_npu = {e["name"] for e in ev if e.get("pid") == 2 and e["ph"] == "X" and e["tid"] in npu_tids}
+    assert on_npu, "no NPU task drawn"
+    kinds = {k["name"]: (k["kind"], k["processor"]) for k in json.loads(r.stdout)["kernels"]}
+    base = {n.split(" (")[0] for n in on_npu}  # reused or extrapolated kernels carry a suffix
+    assert all(kinds[n] == ("topk", "NPU core") for n in base), base
