@@ -188,7 +188,7 @@ int study(const Args& args) {
   size_t done = 0, simulated = 0, reused = 0, stale = 0;
   sim::Progress progress("study", total);
   const std::string recall_col = "recall@" + std::to_string(k);
-  std::printf("%-14s %9s %-14s %15s %12s %9s %12s %11s %8s %10s\n", "workload", "context", "techniques", "indexer_cache",
+  std::printf("%-16s %9s %-22s %15s %12s %9s %12s %11s %8s %10s\n", "workload", "context", "techniques", "indexer_cache",
               "step_us", "comm_us", "roofline_us", "tokens/s", "speed-up", recall_col.c_str());
   std::map<std::pair<std::string, double>, double> baseline_ns;  // the speed-up's reference: the baseline's step
   std::vector<std::string> notes;                                  // runs that did not do as configured
@@ -227,14 +227,14 @@ int study(const Args& args) {
             ++simulated;
           }
         } catch (const std::exception& e) {
-          std::printf("%-14s %9.0f %-14s failed: %s\n", w.c_str(), ctx, t.c_str(), e.what());
+          std::printf("%-16s %9.0f %-22s failed: %s\n", w.c_str(), ctx, t.c_str(), e.what());
           continue;
         }
         if (t == "baseline" && hw == hardware) baseline_ns[{w, ctx}] = r.step_ns;
         const auto base = baseline_ns.find({w, ctx});
         const std::string speedup =
             base != baseline_ns.end() && r.step_ns > 0 ? std::to_string(base->second / r.step_ns).substr(0, 5) : "n/a";
-        std::printf("%-14s %9.0f %-14s %11.1f MiB %12.1f %9.1f %12.1f %11.1f %8s %10s\n", w.c_str(), ctx, t.c_str(),
+        std::printf("%-16s %9.0f %-22s %11.1f MiB %12.1f %9.1f %12.1f %11.1f %8s %10s\n", w.c_str(), ctx, t.c_str(),
                     r.get_metric("footprint_indexer_cache") / (1 << 20), r.step_ns / 1e3,
                     r.get_metric("communication_time"), r.roofline_ns / 1e3, r.get_metric("tokens_per_second"),
                     speedup.c_str(), recall >= 0 ? std::to_string(recall).substr(0, 6).c_str() : "n/a");
