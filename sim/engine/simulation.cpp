@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <stdexcept>
 
@@ -292,8 +293,18 @@ RunResult simulate(const RunSpec& spec) {
   // are placed in), not to the cache level in front of them.
   nlohmann::json tripped = nlohmann::json::array();
   if (first_io_ns / 1e3 > L.monitoring["first_layer_io_max_us"].get<double>()) tripped.push_back("first_layer_io");
+  // A unit nothing reached has no hit rate (an SRAM no tensor was pinned to reports 0 of 0): it
+  // gets no metric and trips nothing.
+  std::map<std::string, double> accesses;
+  for (const auto& row : R.components.rows())
+    if (row.statistic == "hits" || row.statistic == "misses" || row.statistic == "merged_misses" ||
+        row.statistic == "read_hits" || row.statistic == "read_misses" || row.statistic == "write_hits" ||
+        row.statistic == "write_misses")
+      accesses[row.unit_name] += row.value;
   for (const auto& row : R.components.rows()) {
     if (row.statistic != "hit_rate") continue;
+    const auto seen = accesses.find(row.unit_name);
+    if (seen != accesses.end() && seen->second == 0) continue;
     R.metric(row.unit_name + "_hit_rate", row.value, "fraction");
     const bool region = std::any_of(pl.regions.begin(), pl.regions.end(), [&](const RegionInfo& r) { return r.name == row.unit_name; });
     if (region && row.value < L.monitoring["hit_rate_min"].get<double>()) tripped.push_back(row.unit_name + "_hit_rate");

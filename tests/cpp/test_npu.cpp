@@ -320,6 +320,10 @@ TEST(NpuOffload, TheNpuTakesItsShareOfTheFirstLayersIndexBytesOffHbm) {
                    moved - rep["shared_bytes"].get<double>());
   EXPECT_GT(rep["shared_bytes"].get<double>(), 0.0);
   EXPECT_EQ(metric(off, "npu_kernels"), 1.0);
+  // An SRAM nothing reached has no hit rate, and trips no threshold; the pinned copy's reads all hit.
+  EXPECT_EQ(metric(base, "sram_hit_rate"), -1.0);
+  for (const auto& t : base.techniques["thresholds_tripped"]) EXPECT_NE(t.get<std::string>(), "sram_hit_rate");
+  EXPECT_DOUBLE_EQ(metric(off, "sram_hit_rate"), 1.0);
   EXPECT_GT(metric(off, "npu_utilisation"), 0.0);
   // The FLOPs are shared as the bytes are.
   double npu_flops = 0, gpu_flops = 0;
