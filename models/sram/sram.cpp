@@ -46,13 +46,12 @@ Tick NpuSram::serve_bank(uint32_t bank, uint32_t bytes, Tick t) {
   return start + occ + clk_.cycles(p_.access_latency_cycles);
 }
 
-bool NpuSram::lookup(const MemRequest& req, Tick now) {
-  const uint64_t line = req.addr / p_.line_B;
+bool NpuSram::lookup(uint64_t line, bool write, Tick now) {
   Way* set = &ways_[(mix64(line) % sets_) * p_.ways];
   for (uint32_t w = 0; w < p_.ways; ++w)
     if (set[w].tag == line + 1) {
       policy_->touch(set[w].repl);
-      set[w].dirty |= req.write;
+      set[w].dirty |= write;
       return true;
     }
   // An invalid way first, else the policy's choice.
@@ -72,7 +71,7 @@ bool NpuSram::lookup(const MemRequest& req, Tick now) {
       ++writebacks_;
     }
   }
-  *v = Way{line + 1, 0, req.write};
+  *v = Way{line + 1, 0, write};
   policy_->insert(v->repl);
   return false;
 }
@@ -94,25 +93,42 @@ bool NpuSram::try_enqueue(const MemRequest& req, Tick now) {
     return true;
   }
   if (!down_.connected()) throw std::logic_error("NPU SRAM cache has no downstream device attached");
-  const uint64_t line = req.addr / p_.line_B;
-  auto pend = pending_.find(line);
-  if (pend != pending_.end() && !req.write) {  // the line is being fetched: wait for that fill
-    ++merged_;
-    pend->second.push_back({req.id, req.bytes, bank});
-    return true;
+  // Every line the request spans (a fast-mode chunk spans several) is looked up on its own and
+  // counted as an access; the request is served once the last of its missing lines has arrived.
+  uint32_t slot;
+  if (!free_waits_.empty()) {
+    slot = free_waits_.back();
+    free_waits_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(waits_.size());
+    waits_.emplace_back();
   }
-  const bool hit = lookup(req, now);
-  ++(hit ? hits_ : misses_);
-  if (hit || req.write) {  // a write miss allocates without fetching
+  Wait& w = waits_[slot];
+  w = Wait{req.id, req.bytes, bank, 0, now};
+  const uint64_t first = req.addr / p_.line_B, last = (req.addr + std::max<uint32_t>(req.bytes, 1) - 1) / p_.line_B;
+  for (uint64_t line = first; line <= last; ++line) {
+    auto pend = pending_.find(line);
+    if (pend != pending_.end() && !req.write) {  // the line is being fetched: wait for that fill
+      ++merged_;
+      pend->second.push_back(slot);
+      ++w.lines_left;
+      continue;
+    }
+    const bool hit = lookup(line, req.write, now);
+    ++(hit ? hits_ : misses_);
+    if (hit || req.write) continue;  // a write miss allocates without fetching
+    MemRequest fill;
+    fill.id = line << 1;
+    fill.addr = line * p_.line_B;
+    fill.bytes = p_.line_B;
+    down_.send(fill, now);
+    pending_[line].push_back(slot);
+    ++w.lines_left;
+  }
+  if (w.lines_left == 0) {
     events_.push(serve_bank(bank, req.bytes, now), req.id);
-    return true;
+    free_waits_.push_back(slot);
   }
-  MemRequest fill;
-  fill.id = line << 1;
-  fill.addr = line * p_.line_B;
-  fill.bytes = p_.line_B;
-  down_.send(fill, now);
-  pending_[line].push_back({req.id, req.bytes, bank});
   return true;
 }
 
@@ -123,7 +139,13 @@ void NpuSram::advance(Tick now, std::vector<MemCompletion>& done) {
         for (const auto& c : batch) {
           if (c.id & 1) continue;
           auto it = pending_.find(c.id >> 1);
-          for (const Waiter& w : it->second) events_.push(serve_bank(w.bank, w.bytes, c.done), w.id);
+          for (uint32_t slot : it->second) {
+            Wait& w = waits_[slot];
+            w.ready = std::max(w.ready, c.done);
+            if (--w.lines_left > 0) continue;
+            events_.push(serve_bank(w.bank, w.bytes, w.ready), w.id);
+            free_waits_.push_back(slot);
+          }
           pending_.erase(it);
         }
       },

@@ -3,7 +3,8 @@
 // scratchpad every address is a placement and never misses. As a cache (LRU or FIFO replacement,
 // set-associative) a read miss fetches its line from the downstream device and merges with
 // misses to the same line in flight; a write allocates without fetching and is written back when
-// evicted. The lookup happens when the request arrives, so hits and misses follow arrival order.
+// evicted. A request of several lines (a fast-mode chunk) looks up each, and each counts as an
+// access. The lookup happens when the request arrives, so hits and misses follow arrival order.
 #pragma once
 
 #include <unordered_map>
@@ -58,13 +59,15 @@ class NpuSram : public FrontDevice {
     uint64_t repl = 0;   // the replacement policy's word
     bool dirty = false;
   };
-  struct Waiter {
-    uint64_t id;
-    uint32_t bytes, bank;
+  struct Wait {  // a request waiting for the fills of its missing lines
+    uint64_t id = 0;
+    uint32_t bytes = 0, bank = 0;
+    uint32_t lines_left = 0;
+    Tick ready = 0;  // the latest of its fills so far
   };
   uint32_t bank_of(uint64_t addr) const { return static_cast<uint32_t>((addr / p_.bank_interleave_B) % p_.banks); }
   Tick serve_bank(uint32_t bank, uint32_t bytes, Tick t);  // returns the completion time
-  bool lookup(const MemRequest& req, Tick now);           // cache modes; true on hit
+  bool lookup(uint64_t line, bool write, Tick now);        // cache modes; true on hit
 
   SramParams p_;
   Clock clk_;
@@ -75,7 +78,9 @@ class NpuSram : public FrontDevice {
   std::vector<uint32_t> bank_in_flight_;
   std::unordered_map<uint64_t, uint32_t> bank_of_id_;
   std::vector<Way> ways_;
-  std::unordered_map<uint64_t, std::vector<Waiter>> pending_;  // line -> reads waiting for its fill
+  std::unordered_map<uint64_t, std::vector<uint32_t>> pending_;  // line -> the waits (slots) for its fill
+  std::vector<Wait> waits_;
+  std::vector<uint32_t> free_waits_;
   std::vector<MemCompletion> buf_;
   std::unique_ptr<ReplacementPolicy> policy_;  // cache modes
   uint64_t wb_ids_ = 0;

@@ -73,7 +73,7 @@ class Engine {
     if (!opt_.sample_counters) return;
     model::StatSink stats;
     opt_.sample_counters(stats);
-    timeline_.sample(now, stats, proc_.activity().resident_ps);
+    timeline_.sample(now - opt_.start_ps, stats, proc_.activity().resident_ps);  // the timeline's times are the replay's
   }
 
   std::vector<model::Processor*> procs_;
@@ -89,6 +89,7 @@ class Engine {
   uint32_t pending_ready_ = 0;    // kernel_ready events in the queue
   std::unique_ptr<SegmentReuse> reuse_;
   std::vector<model::ProcessorActivity> reused_;   // per processor: busy time of the segments taken from memos
+  std::vector<model::ProcessorActivity> start_activity_;  // per processor: its busy time when this replay started
   Timeline timeline_;
 };
 
@@ -194,7 +195,7 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   KernelState& k = k_[e.kernel];
   const auto& r = *k.rec;
   model::Processor& proc = proc_of(e.kernel);
-  timeline_.cta(e.kernel, k.proc, e.unit, e.start, e.end);
+  timeline_.cta(e.kernel, k.proc, e.unit, e.start - opt_.start_ps, e.end - opt_.start_ps);
   k.start = std::min(k.start, e.start);
   k.bytes_read += e.bytes_read;
   k.bytes_written += e.bytes_written;
@@ -255,12 +256,14 @@ void Engine::take(uint32_t kid, const SegmentMember& m, Tick now) {
 ReplayOutput Engine::run() {
   prepare();
   kernels_left_ = k_.size();
+  const Tick start = opt_.start_ps;
+  start_activity_ = activities();
   for (uint32_t i = 0; i < k_.size(); ++i)
-    if (k_[i].deps_left == 0) push(proc_of(i).kernel_launch_ps(), Ev::kernel_ready, i);
+    if (k_[i].deps_left == 0) push(start + proc_of(i).kernel_launch_ps(), Ev::kernel_ready, i);
 
   // The processor's events at a time come before the engine's: the CTAs that end then have ended
   // when a kernel becomes ready, and what the kernel launches starts at the processor's next call.
-  Tick now = 0;
+  Tick now = start;
   while (kernels_left_ > 0) {
     const Tick tq = q_.empty() ? model::kNever : q_.top().t;
     Tick tp = model::kNever;
@@ -277,7 +280,7 @@ ReplayOutput Engine::run() {
         for (const auto& e : ended_) cta_ended(e, now);
       }
     }
-    if (timeline_.sample_due(now)) sample_counters(now);
+    if (timeline_.sample_due(now - opt_.start_ps)) sample_counters(now);
     while (!q_.empty() && q_.top().t <= now) {
       const Event e = q_.top();
       q_.pop();
@@ -294,23 +297,26 @@ ReplayOutput Engine::run() {
 
 ReplayOutput Engine::results(Tick now) {
   ReplayOutput out;
-  out.step_ns = model::ps_to_ns(now);
+  const Tick start = opt_.start_ps, span = now - start;
+  out.step_ns = model::ps_to_ns(span);
+  out.end_ps = now;
   out.requests = requests_;
-  const model::ProcessorActivity a = proc_.activity();
-  const double resident = double(reused_[0].resident_ps) + double(a.resident_ps);
-  const double tensor = double(reused_[0].compute_ps) + double(a.compute_ps);
+  // Busy time in this replay: the processors' since it started, and the memos it took.
+  const auto busy = [&](uint32_t i) {
+    const model::ProcessorActivity a = procs_[i]->activity();
+    return std::make_pair(double(a.resident_ps - start_activity_[i].resident_ps) + double(reused_[i].resident_ps),
+                          double(a.compute_ps - start_activity_[i].compute_ps) + double(reused_[i].compute_ps));
+  };
   const double units = double(proc_.units());
-  out.sm_busy_fraction = now ? resident / double(now) / units : 0;
-  out.tensor_busy_fraction = now ? tensor / double(now) / units : 0;
+  out.sm_busy_fraction = span ? busy(0).first / double(span) / units : 0;
+  out.tensor_busy_fraction = span ? busy(0).second / double(span) / units : 0;
   for (uint32_t i = 0; i < procs_.size(); ++i) {
-    const model::ProcessorActivity pa = procs_[i]->activity();
     ProcessorBusy b;
     b.unit_name = procs_[i]->unit_name();
     b.units = procs_[i]->units();
-    const double res = double(pa.resident_ps) + double(reused_[i].resident_ps);
-    const double cmp = double(pa.compute_ps) + double(reused_[i].compute_ps);
-    b.busy_fraction = now ? res / double(now) / double(b.units) : 0;
-    b.compute_fraction = now ? cmp / double(now) / double(b.units) : 0;
+    const auto [res, cmp] = busy(i);
+    b.busy_fraction = span ? res / double(span) / double(b.units) : 0;
+    b.compute_fraction = span ? cmp / double(span) / double(b.units) : 0;
     for (const KernelState& k : k_) b.kernels += k.proc == i;
     out.processors.push_back(b);
   }
@@ -322,8 +328,8 @@ ReplayOutput Engine::results(Tick now) {
     kr.kind = trace::to_string(r.kind);
     kr.layer = r.layer;
     kr.stream = r.stream;
-    kr.start_ns = model::ps_to_ns(k.start);
-    kr.end_ns = model::ps_to_ns(k.end);
+    kr.start_ns = model::ps_to_ns(k.start - start);
+    kr.end_ns = model::ps_to_ns(k.end - start);
     // Sampled kernels: the bytes the unsimulated CTAs would have moved, at the sampled rate.
     const double cta_scale = double(r.cta_count()) / double(std::max<uint64_t>(1, k.ctas_simulated));
     kr.bytes_read = uint64_t(double(k.bytes_read) * cta_scale);

@@ -56,10 +56,14 @@ struct ReplayOptions {
   // timeline's counter tracks (sampled every microsecond or so of simulated time).
   std::function<void(model::StatSink&)> sample_counters;
   std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done
+  // The replay starts at this time, its processors and memory carrying the state an earlier replay
+  // left when it ended then (consecutive decode steps). The output's times are from it.
+  model::Tick start_ps = 0;
 };
 
 struct ReplayOutput {
   double step_ns = 0;
+  model::Tick end_ps = 0;            // when the last kernel ended (start_ps + the step)
   std::vector<KernelResult> kernels;
   uint64_t requests = 0;
   uint64_t bytes_read = 0, bytes_written = 0;

@@ -64,11 +64,56 @@ nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::Processor&
   return changed;
 }
 
+// `npu_cache_policy` (the seeds' NPU_CACHE_POLICY) other than `hardware` replaces the `policy` of
+// every memory section of the region table that has one (the SRAM's: scratchpad, lru, fifo); the
+// hardware's resolved configuration then records it. A policy with no such section is an error.
+void apply_cache_policy(config::Document& hw, const std::string& tech_file, const std::string& policy) {
+  if (policy == "hardware") return;
+  const YAML::Node& root = hw.root().raw();
+  const YAML::Node regions = root["noc"].IsMap() ? root["noc"]["regions"] : YAML::Node();
+  int applied = 0;
+  if (regions.IsSequence())
+    for (const auto& r : regions) {
+      if (!r.IsMap() || !r["section"].IsScalar()) continue;
+      const std::string section = r["section"].Scalar();
+      // Read-only walk: a const node's [] never inserts, and reset() rebinds (= would assign).
+      YAML::Node n;
+      n.reset(hw.root().raw());
+      for (size_t a = 0, b; a <= section.size() && n.IsMap(); a = b + 1) {
+        b = section.find('.', a);
+        if (b == std::string::npos) b = section.size();
+        const YAML::Node& m = n;
+        n.reset(m[section.substr(a, b - a)]);
+      }
+      const YAML::Node& sec = n;
+      if (sec.IsMap() && sec["policy"].IsDefined()) {
+        hw.set(section + ".policy=" + policy);
+        ++applied;
+      }
+    }
+  if (applied == 0)
+    throw config::ConfigError(tech_file, "placement.npu_cache_policy", policy,
+                              "hardware " + hw.file() + " has no memory with a cache policy (an SRAM region) to apply it to");
+}
+
 // Reads every config (and builds the memory system and processor) without running anything.
 Loaded load(const RunSpec& spec) {
   Loaded L;
   L.step = spec.step;
+  // The techniques first: their placement's npu_cache_policy may set the hardware's SRAM policy.
+  L.tech = load_document("techniques", spec.techniques, spec.sets);
+  auto tr = L.tech->root();
+  tr.opt<std::string>("name", spec.techniques);
+  tr.note("description");
+  L.placement = PlacementPolicy::load(tr.child("placement"));
+  L.techniques = TechniquePipeline::load(tr);
+  auto mon = tr.child("monitoring");
+  for (const char* k : {"first_layer_io_max_us", "hit_rate_min", "utilisation_min", "fragmentation_max"})
+    L.monitoring[k] = mon.req<double>(k, config::Rule::non_negative());
+  L.tech->check_unused();
+
   L.hw = load_document("hardware", spec.hardware, spec.sets);
+  apply_cache_policy(*L.hw, L.tech->file(), L.placement.npu_cache_policy);
   auto hw = L.hw->root();
   // The preset's name goes into the resolved configuration: results are grouped by it.
   hw.opt<std::string>("name", spec.hardware);
@@ -103,17 +148,6 @@ Loaded load(const RunSpec& spec) {
   L.limits.fabric = trace::read_fabric_limits(hw);
   L.hw->check_unused();
 
-  L.tech = load_document("techniques", spec.techniques, spec.sets);
-  auto tr = L.tech->root();
-  tr.opt<std::string>("name", spec.techniques);
-  tr.note("description");
-  L.placement = PlacementPolicy::load(tr.child("placement"));
-  L.techniques = TechniquePipeline::load(tr);
-  auto mon = tr.child("monitoring");
-  for (const char* k : {"first_layer_io_max_us", "hit_rate_min", "utilisation_min", "fragmentation_max"})
-    L.monitoring[k] = mon.req<double>(k, config::Rule::non_negative());
-  L.tech->check_unused();
-
   // The step: the spec's, with its `step.K=V` assignments.
   apply_step_sets(L.step, spec.sets);
   nlohmann::json step = L.step.to_json();
@@ -141,6 +175,9 @@ Loaded load(const RunSpec& spec) {
               {"mode", std::string(spec.fast ? "fast" : "detailed") + (spec.reuse ? "" : "-no-reuse")},
               {"placement_env", L.placement.env_overrides}};
   if (L.wl) L.config["workload"] = L.wl->resolved();
+  if (spec.steps == 0 || spec.steps > 1000)
+    throw std::invalid_argument("steps must be between 1 and 1000 (got " + std::to_string(spec.steps) + ")");
+  if (spec.steps > 1) L.config["steps"] = spec.steps;  // only then: one-step runs keep their keys
   if (!L.placement.env_overrides.empty()) {
     // The values used, whatever their origin, are part of what made the run.
     L.config["techniques"]["placement"]["hbm_alloc_strategy"] = L.placement.hbm_alloc_strategy;
@@ -217,7 +254,27 @@ RunResult simulate(const RunSpec& spec) {
   opt.keep_segments = spec.kept_segments != nullptr;
   std::vector<model::Processor*> procs{L.processor.get()};
   if (L.npu) procs.push_back(L.npu.get());
-  ReplayOutput out = replay(procs, in, opt);
+  // Consecutive steps: each replay starts where the last ended, on the state it left. Only the last
+  // keeps its timeline and memos; the memory statistics before it give its own hit rates.
+  ReplayOutput out;
+  std::vector<double> step_ns;
+  model::StatSink before_last;
+  for (uint32_t s = 0; s < spec.steps; ++s) {
+    const bool last = s + 1 == spec.steps;
+    ReplayOptions o = opt;
+    o.start_ps = out.end_ps;
+    if (!last) {
+      o.timeline_path.clear();
+      o.sample_counters = nullptr;
+      o.keep_segments = false;
+    } else if (spec.steps > 1) {
+      L.memory->report(before_last, "");
+    }
+    if (spec.progress && spec.steps > 1)
+      o.progress = [&spec, s](double f) { spec.progress((double(s) + f) / double(spec.steps)); };
+    out = replay(procs, in, o);
+    step_ns.push_back(out.step_ns);
+  }
   if (spec.kept_segments) *spec.kept_segments = std::move(out.segments);
 
   R.step_ns = out.step_ns;
@@ -228,6 +285,13 @@ RunResult simulate(const RunSpec& spec) {
   const double new_tokens = L.have_shape ? double(L.step.batch) * L.step.new_tokens()
                                          : td.metadata.value("tokens", 1.0);
   R.metric("step_time", R.step_ns / 1e3, "us");
+  if (spec.steps > 1) {
+    double sum = 0;
+    for (double t : step_ns) sum += t;
+    R.metric("steps", double(spec.steps), "count");
+    R.metric("step_time_first", step_ns.front() / 1e3, "us");
+    R.metric("step_time_mean", sum / double(step_ns.size()) / 1e3, "us");
+  }
   R.metric("roofline_time", R.roofline_ns / 1e3, "us");
   R.metric("tokens_per_second", new_tokens / (R.step_ns * 1e-9), "tokens/s");
   R.metric("bytes_read", double(out.bytes_read), "bytes");
@@ -301,13 +365,26 @@ RunResult simulate(const RunSpec& spec) {
         row.statistic == "read_hits" || row.statistic == "read_misses" || row.statistic == "write_hits" ||
         row.statistic == "write_misses")
       accesses[row.unit_name] += row.value;
+  // After several steps, the last one's own: its hits over its accesses (the components table
+  // keeps the figures of every step together).
+  const auto last_step_rate = [&](const std::string& unit, double whole) {
+    if (spec.steps == 1) return whole;
+    double hits = 0, all = 0;
+    for (const char* st : {"hits", "read_hits", "write_hits", "misses", "read_misses", "write_misses", "merged_misses"}) {
+      const double d = R.components.get(unit, st, 0) - before_last.get(unit, st, 0);
+      all += d;
+      if (std::string(st).find("hits") != std::string::npos) hits += d;
+    }
+    return all > 0 ? hits / all : whole;
+  };
   for (const auto& row : R.components.rows()) {
     if (row.statistic != "hit_rate") continue;
     const auto seen = accesses.find(row.unit_name);
     if (seen != accesses.end() && seen->second == 0) continue;
-    R.metric(row.unit_name + "_hit_rate", row.value, "fraction");
+    const double rate = last_step_rate(row.unit_name, row.value);
+    R.metric(row.unit_name + "_hit_rate", rate, "fraction");
     const bool region = std::any_of(pl.regions.begin(), pl.regions.end(), [&](const RegionInfo& r) { return r.name == row.unit_name; });
-    if (region && row.value < L.monitoring["hit_rate_min"].get<double>()) tripped.push_back(row.unit_name + "_hit_rate");
+    if (region && rate < L.monitoring["hit_rate_min"].get<double>()) tripped.push_back(row.unit_name + "_hit_rate");
   }
   if (out.sm_busy_fraction < L.monitoring["utilisation_min"].get<double>()) tripped.push_back("sm_utilisation");
   // The NPU's figures, where the hardware has one; the seeds' utilisation threshold is theirs

@@ -29,6 +29,9 @@ struct RunSpec {
   std::vector<std::string> sets;        // "hardware.a.b=v", "workload.…", "techniques.…"
   bool fast = false;                    // coarse requests for contiguous runs
   bool reuse = true;                    // repeated segments of kernels are simulated once (both modes)
+  // The step this many times in a row on one hardware state (caches, SRAM, DRAM carried over): the
+  // result is the last one's, with steady-state hit rates; 1 is a step from cold caches.
+  uint32_t steps = 1;
   // Segment memos of an earlier run on the same hardware, looked up after the run's own; and, if
   // set, where the run leaves its own (a whole prefill's first chunk, for the others).
   std::shared_ptr<const SegmentLibrary> inherited_segments;

@@ -35,7 +35,7 @@ PlacementPolicy PlacementPolicy::load(const config::Node& n) {
   const std::vector<std::string> strategies = {"performance", "balanced", "conservative"};
   p.hbm_alloc_strategy = n.opt<std::string>("hbm_alloc_strategy", "performance", Rule::choice(strategies));
   p.cxl_enabled = n.opt<bool>("cxl_enabled", false);
-  p.npu_cache_policy = n.opt<std::string>("npu_cache_policy", "lru", Rule::choice({"lru", "fifo", "scratchpad"}));
+  p.npu_cache_policy = n.opt<std::string>("npu_cache_policy", "hardware", Rule::choice({"hardware", "lru", "fifo", "scratchpad"}));
   p.page_bytes = n.opt<uint64_t>("page_bytes", 2u << 20, Rule::power_of_two());
   if (n.has("npu_kernels"))
     for (const auto& kind : n.req_list<std::string>("npu_kernels")) {

@@ -45,7 +45,7 @@ struct RegionInfo {
 struct PlacementPolicy {
   std::string hbm_alloc_strategy = "performance";  // performance | balanced | conservative
   bool cxl_enabled = false;
-  std::string npu_cache_policy = "lru";            // lru | fifo | scratchpad
+  std::string npu_cache_policy = "hardware";       // hardware (the SRAM section's own) | lru | fifo | scratchpad
   double hbm_budget_fraction = 1.0;                // from the strategy table of the config
   std::map<std::string, double> strategy_fractions;  // the whole table: what another strategy would allow
   uint64_t page_bytes = 2u << 20;

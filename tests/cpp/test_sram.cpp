@@ -115,3 +115,23 @@ TEST(NpuSram, CacheMissesToALineInFlightMergeIntoOneFill) {
   EXPECT_EQ(done_of(done, 1), (100 + 2 + 10) * T);
   EXPECT_EQ(done_of(done, 2), (100 + 4 + 10) * T);
 }
+
+TEST(NpuSram, ARequestOfSeveralLinesLooksUpEachAndWaitsForItsLastFill) {
+  // A 2 KiB fast-mode chunk spans 16 lines of 128 B: 16 accesses and 16 fills, served once the
+  // last fill (all at 100 cycles) is in: the bank moves 2048 B at 32 B/clk after it. Again: 16 hits.
+  NpuSram s(params("lru", 16, 4));
+  auto mem = std::make_unique<FixedLatencyMemory>(100 * T);
+  auto* m = mem.get();
+  s.attach(std::move(mem));
+  ASSERT_TRUE(s.try_enqueue({1, 0, 2048, false, 0}, 0));
+  auto done = drain(s);
+  EXPECT_EQ(m->reads, 16u);
+  EXPECT_EQ(done_of(done, 1), (100 + 64 + 10) * T);
+  ASSERT_TRUE(s.try_enqueue({2, 0, 2048, false, 0}, 1000 * T));
+  drain(s);
+  StatSink sink;
+  s.report(sink, "sram");
+  EXPECT_EQ(sink.get("sram", "misses"), 16);
+  EXPECT_EQ(sink.get("sram", "hits"), 16);
+  EXPECT_EQ(m->reads, 16u);
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Consecutive decode steps on one hardware state (`RunSpec::steps`, `run --steps`), and the seeds'
+// NPU_CACHE_POLICY applied to the SRAM (`placement.npu_cache_policy`).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "sim/engine/simulation.hpp"
+
+using namespace indexsim;
+
+namespace {
+
+// GLM-5.2's attention on four layers, small MLPs; IndexShare pins the first layer's indexer cache.
+sim::RunSpec glm52(uint64_t context, std::vector<std::string> sets = {}) {
+  sim::RunSpec s;
+  s.hardware = "h200";
+  s.workload = "glm-5.2";
+  s.techniques = "indexshare";
+  s.step.context = context;
+  s.fast = true;
+  s.sets = {"workload.model.num_layers=4",
+            "workload.layers=[{first: 0, last: 3, attention: dsa, indexer: full, mlp: dense}]",
+            "workload.model.vocab_size=2048", "workload.mlp.dense_intermediate_size=1024"};
+  for (auto& e : sets) s.sets.push_back(e);
+  return s;
+}
+
+}  // namespace
+
+TEST(Steps, TheFirstOfSeveralStepsIsTheOneStepRunAndLaterOnesFindTheCachesWarm) {
+  auto one = glm52(16384, {"techniques.placement.npu_cache_policy=lru"});
+  auto three = one;
+  three.steps = 3;
+  const auto r1 = sim::simulate(one), r3 = sim::simulate(three);
+  EXPECT_DOUBLE_EQ(r3.get_metric("step_time_first"), r1.get_metric("step_time"));
+  EXPECT_EQ(r3.get_metric("steps"), 3.0);
+  // The first layer's 2.1 MB of index fit the 12 MiB SRAM cache: cold in step 1 (every line
+  // missed once), all hits by step 3.
+  EXPECT_LT(r1.get_metric("sram_hit_rate"), 0.01);
+  EXPECT_GT(r3.get_metric("sram_hit_rate"), 0.99);
+  EXPECT_LE(r3.step_ns, r1.step_ns);
+  EXPECT_EQ(r3.config.at("steps"), 3);
+  EXPECT_FALSE(r1.config.contains("steps"));  // a one-step run keeps its key
+}
+
+TEST(Steps, TheCachePolicyChangesTheSram) {
+  // The hardware's SRAM is a scratchpad; the techniques' policy replaces it, and the run says so.
+  const auto scratch = sim::simulate(glm52(131072));
+  const auto lru = sim::simulate(glm52(131072, {"techniques.placement.npu_cache_policy=lru"}));
+  EXPECT_EQ(scratch.config["hardware"]["memory"]["sram"]["policy"], "scratchpad");
+  EXPECT_EQ(lru.config["hardware"]["memory"]["sram"]["policy"], "lru");
+  // 16.5 MiB of first-layer index: no room in the 12 MiB scratchpad; a cache is a window on HBM.
+  EXPECT_FALSE(scratch.techniques["pins"][0]["placed"].get<bool>());
+  EXPECT_TRUE(lru.techniques["pins"][0]["placed"].get<bool>());
+  // A cyclic scan bigger than the cache: LRU evicts each line just before its next use, FIFO less
+  // so across the hashed sets; steady state after two steps.
+  auto lru2 = glm52(131072, {"techniques.placement.npu_cache_policy=lru"}), fifo2 = glm52(131072, {"techniques.placement.npu_cache_policy=fifo"});
+  lru2.steps = fifo2.steps = 2;
+  const double h_lru = sim::simulate(lru2).get_metric("sram_hit_rate"), h_fifo = sim::simulate(fifo2).get_metric("sram_hit_rate");
+  EXPECT_GT(h_lru, 0.0);
+  EXPECT_LT(h_lru, 0.9);
+  EXPECT_NE(h_lru, h_fifo);
+}
+
+TEST(Steps, OutOfRangeStepsAreRefused) {
+  auto s = glm52(16384);
+  s.steps = 0;
+  EXPECT_THROW(sim::simulate(s), std::invalid_argument);
+}
+
+TEST(Steps, TheSeedsEnvironmentVariableWinsAndIsRecorded) {
+  struct Env {
+    Env() { setenv("NPU_CACHE_POLICY", "fifo", 1); }
+    ~Env() { unsetenv("NPU_CACHE_POLICY"); }
+  } env;
+  const auto r = sim::simulate(glm52(16384));
+  EXPECT_EQ(r.config["hardware"]["memory"]["sram"]["policy"], "fifo");
+  EXPECT_EQ(r.config["techniques"]["placement"]["npu_cache_policy"], "fifo");
+  EXPECT_EQ(r.config["placement_env"], nlohmann::json::array({"NPU_CACHE_POLICY"}));
+}
