@@ -172,3 +172,18 @@ TEST(WorkloadShapes, SetOverridesAnyKey) {
   EXPECT_EQ(m.indexer.topk, 1024u);
   EXPECT_EQ(m.resolved["indexer"]["topk"], 1024);
 }
+
+// Whole-model parameter counts against the published sizes (checks, not inputs): GLM-5.3-Flash
+// 321B total / 18B active (a third-party summary, reference/workloads.md), DeepSeek-V3.2 671B
+// (its config file's name, config_671B_v3.2.json). The count has no MTP layer: the published
+// totals include GLM-5.3-Flash's (one more DSA + MoE layer) but not DeepSeek's (685B with it).
+TEST(WorkloadShapes, ParameterCountsMatchThePublishedSizes) {
+  const auto fl = load_model_shape_file(workload_file("glm-5.3-flash")).parameters();
+  EXPECT_NEAR(double(fl.total) / 321e9, 1.0, 0.03) << fl.total;
+  EXPECT_NEAR(double(fl.active) / 18e9, 1.0, 0.03) << fl.active;
+  const auto ds = load_model_shape_file(workload_file("deepseek-v3.2")).parameters();
+  EXPECT_NEAR(double(ds.total) / 671e9, 1.0, 0.01) << ds.total;
+  // Per GPU is not the model: the deployment splits heads and experts, the count does not.
+  const ModelShape g = load_model_shape_file(workload_file("glm-5"));
+  EXPECT_GT(g.parameters().total, g.layer_params(10).total() * g.num_layers);
+}

@@ -559,6 +559,11 @@ class StepEmulator {
       kinds.push_back(std::string(to_string(l.attention)) + (l.attention == AttentionKind::dsa ? std::string("/") + to_string(l.indexer) : "") +
                       "/" + to_string(l.mlp));
     md["layer_kinds"] = kinds;
+    const auto params = m_.parameters();
+    md["parameters"] = {{"total", params.total},
+                        {"active", params.active},
+                        {"counts", "embedding, LM head, every layer's attention, indexer and MLP (whole model); "
+                                   "no MTP layer, vision tower, mHC mixing, norms or biases"}};
     md["per_gpu"] = {{"heads", m_.local_heads()},
                      {"index_heads", m_.local_index_heads()},
                      {"routed_experts", m_.local_routed_experts()},

@@ -280,6 +280,19 @@ ModelShape::LayerParams ModelShape::layer_params(int layer) const {
   return p;
 }
 
+ModelShape::ParameterCount ModelShape::parameters() const {
+  ModelShape whole = *this;
+  whole.deployment = DeploymentShape{};  // one GPU holding everything: the per-GPU counts are the model's
+  ParameterCount c;
+  c.total = c.active = whole.embedding_params();
+  for (const auto& l : whole.layers) {
+    const LayerParams p = whole.layer_params(l.index);
+    c.total += p.total();
+    c.active += p.total() - p.routed_experts + (p.routed_experts ? uint64_t(mlp.active_experts) * routed_expert_params() : 0);
+  }
+  return c;
+}
+
 uint64_t ModelShape::embedding_params() const {
   return 2ull * vocab_size * hidden_size / deployment.attention_tensor_parallel;
 }

@@ -144,6 +144,14 @@ struct ModelShape {
   LayerParams layer_params(int layer) const;
   uint64_t routed_expert_params() const { return 3ull * hidden_size * mlp.moe_intermediate_size; }
   uint64_t embedding_params() const;  // embedding + LM head, split by attention TP
+  // The whole model's parameters, every GPU's share together as a checkpoint counts them: the
+  // embedding and LM head and every layer's attention, indexer and MLP (all routed experts in
+  // `total`; the `active_experts` a token uses in `active`). Not counted: an MTP layer, a vision
+  // tower, mHC's mixing weights, norms and biases.
+  struct ParameterCount {
+    uint64_t total = 0, active = 0;
+  };
+  ParameterCount parameters() const;
   uint64_t weight_bytes(uint64_t params) const;
 
   // Footprint on this GPU by tensor class (weights, kv_cache, indexer_cache, linear_state) for
