@@ -48,7 +48,8 @@ def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[
     """`indexsim run` arguments of a RunSpec-like mapping: hardware, workload | trace, techniques,
     step (a mapping of phase/context/batch/queries/chunk/seed, or those keys at the top level; phase
     decode, chunk (one prefill chunk) or prefill (the whole prefill: time to first token)),
-    fast, reuse (False: simulate repeated kernels too), sets (a list of "hardware.a.b=v" or a mapping path → value), timeline."""
+    fast, reuse (False: simulate repeated kernels too), steps (N consecutive decode steps on one
+    hardware state; the result is the last's), sets (a list of "hardware.a.b=v" or a mapping path → value), timeline."""
     c: Dict[str, Any] = dict(config or {})
     c.update(kwargs)
     step = dict(c.pop("step", {}) or {})
@@ -75,6 +76,9 @@ def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[
         args.append("--fast")
     if not c.pop("reuse", True):
         args.append("--no-reuse")
+    steps = int(c.pop("steps", 1))
+    if steps != 1:
+        args += ["--steps", str(steps)]
     if c.get("timeline"):
         args += ["--timeline", str(c.pop("timeline"))]
     c.pop("timeline", None)

@@ -62,6 +62,18 @@ def test_run_reuse_false_simulates_every_kernel_and_records_the_mode(exe):
     assert a.key != b.key
 
 
+def test_run_steps_repeats_the_decode_step_on_one_hardware_state(exe):
+    # steps=N passes --steps N: the first step is the one-step run, the result is the last's.
+    assert run_args(hardware="h200", workload="glm-5", steps=3)[-2:] == ["--steps", "3"]
+    sets = ["workload.model.num_layers=2",
+            "workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]"]
+    one = indexsim.run(hardware="h200", workload="glm-5", context=2048, fast=True, sets=sets)
+    three = indexsim.run(hardware="h200", workload="glm-5", context=2048, fast=True, sets=sets, steps=3)
+    assert three.metrics["steps"] == 3
+    assert three.metrics["step_time_first"] == one.metrics["step_time"]
+    assert three.config["steps"] == 3 and "steps" not in one.config
+
+
 def test_pareto_front_keeps_the_points_nobody_beats_in_both():
     # (1,5) (2,3) (3,4) (4,1): (3,4) is beaten by (2,3) in both; the rest form the front.
     front = plots.pareto_front([1, 2, 3, 4], [5, 3, 4, 1])
