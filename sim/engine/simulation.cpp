@@ -127,8 +127,10 @@ Loaded load(const RunSpec& spec) {
     L.ports = std::make_unique<model::MemoryPorts>(*system);
     processor = model::make_processor(gpu, L.ports->port(0));
     L.npu = model::make_processor(*npu, L.ports->port(1));
-    L.npu_region = npu->req<std::string>("local_region");
-    const uint64_t base = region_base(hw, L.npu_region);  // ConfigError naming the regions if unknown
+    std::vector<std::string> names;
+    for (const auto& r : read_regions(hw)) names.push_back(r.name);
+    L.npu_region = npu->req<std::string>("local_region", config::Rule::choice(names));
+    const uint64_t base = region_base(hw, L.npu_region);
     const model::MemoryDevice* local = system->part(L.npu_region);
     L.npu->set_local_memory(base, local ? local->capacity_bytes() : 0);
   } else {

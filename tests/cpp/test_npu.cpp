@@ -359,6 +359,18 @@ TEST(NpuOffload, AnNpuTheHardwareLacksIsAConfigErrorNamingTheKey) {
     EXPECT_EQ(e.path, "placement.npu_kernels") << e.what();
   }
   try {
+    sim::simulate(glm52("h200-npu", "baseline", {"hardware.npu.local_region=nowhere"}));
+    FAIL() << "an NPU SRAM window in no region was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.path, "npu.local_region") << e.what();
+  }
+  try {
+    sim::simulate(glm52("h200-npu", "baseline", {"hardware.npu.first_source=0"}));
+    FAIL() << "NPU ports on top of the SMs' were accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.path, "npu.first_source") << e.what();
+  }
+  try {
     sim::simulate(glm52("h200-npu", "baseline", {"techniques.placement.npu_kernels=[no_such_kind]"}));
     FAIL() << "an unknown kernel kind was accepted";
   } catch (const config::ConfigError& e) {
