@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 
 #include "models/common/memory_ports.hpp"
@@ -36,7 +36,6 @@ struct Loaded {
   std::unique_ptr<model::MemoryPorts> ports;   // with an NPU: the SMs and the NPU share `memory`
   std::unique_ptr<model::Processor> processor;
   std::unique_ptr<model::Processor> npu;       // hardware `npu:`, or none
-  std::string npu_region;                      // the region its local memory is
   trace::LaunchLimits limits;  // the processor's, with the fabric's
   trace::TraceData built;  // RunSpec::build_trace's trace
   trace::StepParams step;
@@ -129,9 +128,10 @@ Loaded load(const RunSpec& spec) {
     L.npu = model::make_processor(*npu, L.ports->port(1));
     std::vector<std::string> names;
     for (const auto& r : read_regions(hw)) names.push_back(r.name);
-    L.npu_region = npu->req<std::string>("local_region", config::Rule::choice(names));
-    const uint64_t base = region_base(hw, L.npu_region);
-    const model::MemoryDevice* local = system->part(L.npu_region);
+    // Its SRAM window: where the region table puts the region it names.
+    const auto local_region = npu->req<std::string>("local_region", config::Rule::choice(names));
+    const uint64_t base = region_base(hw, local_region);
+    const model::MemoryDevice* local = system->part(local_region);
     L.npu->set_local_memory(base, local ? local->capacity_bytes() : 0);
   } else {
     processor = model::make_processor(gpu, *system);
