@@ -85,6 +85,8 @@ int sweep_cmd(const Args& args) {
   const auto sum = sim::sweep::run(spec, runs, o, std::cerr);
   std::cout << "sweep " << spec.name << ": " << sum.total << " runs, " << sum.skipped << " already stored, " << sum.ran
             << " ran (" << sum.ok << " ok, " << sum.failed << " failed) in " << sum.wall_s << " s\n";
+  if (sum.elsewhere)
+    std::cout << "  " << sum.elsewhere << " left to another sweep running on " << o.db << " (it claimed or stored them)\n";
   if (sum.stale)
     std::cout << "  " << sum.stale << " stored runs are of another code version than " << sim::code_version() << ": "
               << (rerun_stale ? "re-run" : "kept (--rerun-stale re-runs them)") << "\n";

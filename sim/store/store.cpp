@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/store/store.hpp"
 
+#include <signal.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 #include <stdexcept>
 
@@ -27,6 +30,8 @@ CREATE TABLE IF NOT EXISTS kernels (
 CREATE TABLE IF NOT EXISTS components (
   run TEXT NOT NULL REFERENCES runs(key), unit TEXT NOT NULL, statistic TEXT NOT NULL, value REAL,
   unit_of_measure TEXT, PRIMARY KEY (run, unit, statistic));
+CREATE TABLE IF NOT EXISTS claims (
+  key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, claimed_at INTEGER NOT NULL);
 )";
 
 class Stmt {
@@ -172,6 +177,53 @@ void Store::put(const RunResult& r) {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
     throw;
   }
+}
+
+namespace {
+std::string this_host() {
+  char h[256] = {};
+  if (gethostname(h, sizeof h - 1) != 0) return "?";
+  return h;
+}
+}  // namespace
+
+bool Store::claim(const std::string& key, int64_t stale_after_s) {
+  // One transaction: two sweeps asking at once see each other's claim.
+  exec("BEGIN IMMEDIATE;");
+  try {
+    // Stored by this build: done (a stale run of another build may be run again).
+    bool mine = stored(key) != Stored::current;
+    if (mine) {
+      Stmt q(db_, "SELECT host, pid, claimed_at FROM claims WHERE key=?");
+      q.bind(1, key);
+      if (q.step()) {
+        const std::string host = q.text(0);
+        const auto pid = pid_t(q.integer(1));
+        const int64_t age = int64_t(std::time(nullptr)) - q.integer(2);
+        const bool self = host == this_host() && pid == getpid();
+        // A claim holds while its sweep lives: on this host, while the process exists; from
+        // another host (a shared file system), for stale_after_s.
+        const bool alive = host == this_host() ? (kill(pid, 0) == 0 || errno == EPERM) : age < stale_after_s;
+        mine = self || !alive;
+      }
+    }
+    if (mine) {
+      Stmt w(db_, "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)");
+      w.bind(1, key).bind(2, this_host()).bind_int(3, getpid()).bind_int(4, int64_t(std::time(nullptr)));
+      w.step();
+    }
+    exec("COMMIT;");
+    return mine;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void Store::release(const std::string& key) {
+  Stmt q(db_, "DELETE FROM claims WHERE key=? AND host=? AND pid=?");
+  q.bind(1, key).bind(2, this_host()).bind_int(3, getpid());
+  q.step();
 }
 
 bool Store::has_ok(const std::string& key) const {

@@ -10,6 +10,7 @@
 //   kernels(run, id, layer, name, kind, stream, start_ns, end_ns, bytes_read, bytes_written, flops,
 //           roofline_ns, bound, measured_ns)
 //   components(run, unit, statistic, value, unit_of_measure)
+//   claims(key, host, pid, claimed_at)      runs a sweep is simulating now (sweeps sharing the file)
 #pragma once
 
 #include <optional>
@@ -45,6 +46,11 @@ class Store {
   // needs: config, step, roofline, metrics, warnings), or nullopt.
   std::optional<RunResult> get(const std::string& key) const;
   std::vector<std::string> keys(const std::string& status = "") const;
+  // Sweeps sharing one file: claims `key` for this process unless this build stored it, or another
+  // live sweep holds it (on this host: its process exists; on another: claimed under
+  // stale_after_s ago). A dead sweep's claim is taken over. release() gives this process's back.
+  bool claim(const std::string& key, int64_t stale_after_s = 24 * 3600);
+  void release(const std::string& key);
   // Copies every run of `other` that this store lacks (shard merge); returns how many.
   size_t merge_from(const std::string& other_path);
   void exec(const std::string& sql);

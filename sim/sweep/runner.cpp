@@ -205,10 +205,10 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     if (!o.progress) return;
     const double el = std::chrono::duration<double>(clock::now() - t0).count();
     const double rate = el > 0 ? double(sum.ran) / el : 0;
-    const double eta = rate > 0 ? double(todo.size() - sum.ran) / rate : -1;
+    const double eta = rate > 0 ? double(todo.size() - sum.ran - sum.elsewhere) / rate : -1;
     char b[256];
-    std::snprintf(b, sizeof b, "[sweep %s] %zu/%zu done (%zu stored before, %zu failed)  %.2f runs/s  ETA %s",
-                  s.name.c_str(), sum.ran, todo.size(), sum.skipped, sum.failed, rate, clock_text(eta).c_str());
+    std::snprintf(b, sizeof b, "[sweep %s] %zu/%zu done (%zu stored before, %zu another sweep's, %zu failed)  %.2f runs/s  ETA %s",
+                  s.name.c_str(), sum.ran, todo.size(), sum.skipped, sum.elsewhere, sum.failed, rate, clock_text(eta).c_str());
     std::fprintf(stderr, tty ? "\r%s\033[K%s" : "%s%s", b, final_line || !tty ? "\n" : "");
     std::fflush(stderr);
   };
@@ -220,12 +220,19 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
   while (next < todo.size() || !live.empty()) {
     while (next < todo.size() && live.size() < workers) {
       const PlannedRun* r = todo[next++];
+      // Another sweep on this file may have taken it, or finished it, since the plan.
+      if (!store.claim(r->key)) {
+        ++sum.elsewhere;
+        show(false);
+        continue;
+      }
       auto args = s.run_args(r->point);
       args.insert(args.begin(), "run");
       args.insert(args.end(), {"--db", o.db});
       const std::string err = (tmp / (r->key + ".err")).string();
       live[spawn(exe, args, err)] = {r, err, clock::now()};
     }
+    if (live.empty()) break;  // the rest were another sweep's
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) {
@@ -237,6 +244,7 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     const Child c = it->second;
     live.erase(it);
     ++sum.ran;
+    store.release(c.run->key);
     std::string error;
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       error = exit_text(status);
@@ -267,7 +275,7 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     }
     std::error_code ec;
     fs::remove(c.err_path, ec);
-    show(sum.ran == todo.size());
+    show(sum.ran + sum.elsewhere == todo.size());
   }
   sum.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
   return sum;

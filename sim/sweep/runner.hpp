@@ -45,6 +45,7 @@ struct SweepOptions {
 
 struct SweepSummary {
   size_t total = 0, skipped = 0, stale = 0, ran = 0, ok = 0, failed = 0;  // stale: among skipped, or re-run
+  size_t elsewhere = 0;  // left to another sweep on the same file: it claimed them, or stored them since the plan
   double wall_s = 0;
 };
 

@@ -3,10 +3,12 @@
 // merging shards never duplicates a key (an ok run replaces a failed one, never the reverse).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "sim/core/version.hpp"
 #include "sim/store/store.hpp"
 
 using indexsim::sim::RunResult;
@@ -82,4 +84,39 @@ TEST(Store, MergeCopiesMissingRunsOnceAndOkReplacesFailed) {
   EXPECT_EQ(m.keys(), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_TRUE(m.has_ok("b"));
   EXPECT_EQ(count(main_db, "SELECT COUNT(*) FROM metrics"), 1 + 2 + 2);
+}
+
+TEST(Store, AClaimHoldsWhileItsSweepLivesAndGoesWhenItEnds) {
+  const auto db = temp_db("claims.sqlite");
+  Store st(db);
+  EXPECT_TRUE(st.claim("k1"));
+  EXPECT_TRUE(st.claim("k1"));  // this process's own
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // Another live sweep's claim (pid 1 always exists) is left alone; a dead one's is taken over.
+  st.exec("INSERT INTO claims VALUES ('k2', '" + std::string(host) + "', 1, strftime('%s','now'))");
+  EXPECT_FALSE(st.claim("k2"));
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  st.exec("INSERT INTO claims VALUES ('k3', '" + std::string(host) + "', " + std::to_string(child) + ", strftime('%s','now'))");
+  EXPECT_TRUE(st.claim("k3"));
+  // A claim from another host holds until it is a day old.
+  st.exec("INSERT INTO claims VALUES ('k4', 'elsewhere', 7, strftime('%s','now'))");
+  EXPECT_FALSE(st.claim("k4"));
+  st.exec("INSERT INTO claims VALUES ('k5', 'elsewhere', 7, strftime('%s','now') - 90000)");
+  EXPECT_TRUE(st.claim("k5"));
+  // A key this build stored ok is nobody's to run; one of another build's may be run again.
+  RunResult done = make("k6", "ok", 1);
+  done.code_version = indexsim::sim::code_version();
+  st.put(done);
+  EXPECT_FALSE(st.claim("k6"));
+  st.put(make("k7", "ok", 1));  // no code version: another build's
+  EXPECT_TRUE(st.claim("k7"));
+  st.release("k7");
+  st.release("k1");
+  st.release("k3");
+  st.release("k5");
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM claims WHERE pid=" + std::to_string(getpid())), 0);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM claims"), 2);  // the others' stay
 }

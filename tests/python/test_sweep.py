@@ -161,3 +161,27 @@ def test_stored_runs_of_another_code_version_are_stale_kept_or_rerun(smoke_db, t
     res = indexsim.sweep(str(SMOKE), db, workers=2, quiet=True, rerun_stale=True)
     assert res.ok == res.total
     assert not any(r["stale"] for r in indexsim.plan(str(SMOKE), db))
+
+
+def test_two_sweeps_on_one_database_share_its_points(exe, tmp_path):
+    """Two sweeps of the smoke spec started together on one new file: each point is simulated by
+    one of them (a sweep claims a point before it runs it, and leaves the others' claims and
+    results alone), every point ends stored ok once, and no claim is left behind."""
+    db = str(tmp_path / "shared.sqlite")
+    subprocess.run([exe, "sweep", str(SMOKE), "--db", db, "--dry-run"], check=True, capture_output=True)  # creates nothing
+    cmd = [exe, "sweep", str(SMOKE), "--db", db, "--workers", "1"]
+    a = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    b = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    outs = [p.communicate(timeout=600) for p in (a, b)]
+    assert a.returncode == 0 and b.returncode == 0, outs
+    ran = []
+    for out, _ in outs:
+        line = next(l for l in out.splitlines() if l.startswith("sweep "))
+        ran.append(int(line.split(" ran (")[0].rsplit(" ", 1)[1]))
+    assert sum(ran) == 5, outs  # 5 points, each simulated once, by one sweep or the other
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM runs WHERE status='ok'").fetchone()[0] == 5
+        assert con.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    finally:
+        con.close()
