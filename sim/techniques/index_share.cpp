@@ -187,13 +187,9 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
   // are cut in the same proportion.
   const PageSplit cut{eb, page, head, cap * eb};
   const double fraction = double(head) / double(page);
-  trace::TensorRecord copy = w.tensors()[cache];
-  copy.name = cache_name + ".npu";
-  copy.bytes = batch * cut.copy_row_bytes();
-  const uint32_t slice = w.add_tensor(copy);
-
   Workload::Kernel& gpu = w.kernels()[v];
   std::vector<trace::AccessRecord> npu_acc, gpu_acc;
+  std::vector<size_t> on_copy;  // npu_acc records that read the copy (its tensor is added below)
   uint64_t npu_bytes = 0, all_bytes = 0, shared_bytes = 0;
   for (const auto& a : gpu.accesses) {
     std::vector<trace::AccessRecord> h, t;
@@ -201,8 +197,8 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
     const bool scores = a.write && a.kind == trace::AccessRecord::Kind::strided;
     if ((scan && split_pages(a, cut, h, t)) || (!scan && scores && split_fraction(a, fraction, 4, h, t))) {
       if (scan) {
-        for (auto& r : h) {
-          r.tensor = slice;
+        for (const auto& r : h) {
+          on_copy.push_back(npu_acc.size() + size_t(&r - h.data()));
           npu_bytes += r.total_bytes();
         }
         all_bytes += a.total_bytes();
@@ -219,6 +215,11 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
     out["skipped"] = "the scoring kernel's scan is not a page-aligned strided read";
     return;
   }
+  trace::TensorRecord copy = w.tensors()[cache];
+  copy.name = cache_name + ".npu";
+  copy.bytes = batch * cut.copy_row_bytes();
+  const uint32_t slice = w.add_tensor(copy);
+  for (size_t i : on_copy) npu_acc[i].tensor = slice;
   const double f = double(npu_bytes) / double(all_bytes);
   trace::KernelRecord rec = gpu.rec;
   rec.name += ".npu";
