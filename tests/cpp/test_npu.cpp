@@ -12,6 +12,7 @@
 #include "sim/techniques/page_split.hpp"
 #include "tests/cpp/fake_memory.hpp"
 #include "tests/cpp/test_kernel_util.hpp"
+#include "tests/cpp/test_small_models.hpp"
 
 using namespace indexsim;
 using model::Tick;
@@ -280,20 +281,9 @@ TEST(PageSplit, EveryPageGivesItsHeadToOneSideAndTheRestToTheOther) {
 
 namespace {
 
-sim::RunSpec glm52(const std::string& hw, const std::string& tech, std::vector<std::string> sets = {}) {
-  sim::RunSpec s;
-  s.hardware = hw;
-  s.workload = "glm-5.2";
-  s.techniques = tech;
-  s.step.context = 16384;
-  s.fast = true;
-  // Four layers of GLM-5.2's attention, small MLPs: the first layer's scoring is what is checked.
-  s.sets = {"workload.model.num_layers=4",
-            "workload.layers=[{first: 0, last: 3, attention: dsa, indexer: full, mlp: dense}]",
-            "workload.model.vocab_size=2048",
-            "workload.mlp.dense_intermediate_size=1024"};
-  for (auto& e : sets) s.sets.push_back(e);
-  return s;
+// The first layer's scoring is what these check: GLM-5.2's own on four layers, at 16K tokens.
+sim::RunSpec glm52(const std::string& hw, const std::string& tech, const std::vector<std::string>& sets = {}) {
+  return test::four_layer_glm52(hw, tech, 16384, sets);
 }
 
 double metric(const sim::RunResult& r, const std::string& name) {

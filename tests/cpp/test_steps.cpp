@@ -6,24 +6,15 @@
 #include <cstdlib>
 
 #include "sim/engine/simulation.hpp"
+#include "tests/cpp/test_small_models.hpp"
 
 using namespace indexsim;
 
 namespace {
 
-// GLM-5.2's attention on four layers, small MLPs; IndexShare pins the first layer's indexer cache.
-sim::RunSpec glm52(uint64_t context, std::vector<std::string> sets = {}) {
-  sim::RunSpec s;
-  s.hardware = "h200";
-  s.workload = "glm-5.2";
-  s.techniques = "indexshare";
-  s.step.context = context;
-  s.fast = true;
-  s.sets = {"workload.model.num_layers=4",
-            "workload.layers=[{first: 0, last: 3, attention: dsa, indexer: full, mlp: dense}]",
-            "workload.model.vocab_size=2048", "workload.mlp.dense_intermediate_size=1024"};
-  for (auto& e : sets) s.sets.push_back(e);
-  return s;
+// IndexShare pins the first layer's indexer cache to the SRAM.
+sim::RunSpec glm52(uint64_t context, const std::vector<std::string>& sets = {}) {
+  return test::four_layer_glm52("h200", "indexshare", context, sets);
 }
 
 }  // namespace
