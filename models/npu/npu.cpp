@@ -43,7 +43,6 @@ NpuParams NpuParams::load(const config::Node& n) {
   p.first_source = n.req<uint32_t>("first_source", Rule::range(0, 1u << 20));
   p.task_launch_ns = n.req<double>("task_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = n.req<double>("kernel_launch_ns", Rule::non_negative());
-  n.opt<std::string>("local_region", "");  // read by the loader (Processor::set_local_memory)
   n.note("source");
   return p;
 }

@@ -98,6 +98,9 @@ int bench_memory(const Args& args) {
     sm_clock_MHz = root.child("gpu").req<double>("sm_clock_MHz", config::Rule::positive());
     root.note("gpu");  // the SM model's section: this command reads only the SM clock
   }
+  // An NPU's section (a processor, like gpu): its cores count as NoC requesters, checked where
+  // the crossbar is built; nothing else of it is used here.
+  if (root.has("npu")) root.note("npu");
   // The fabric's topology and the collective library's tuning: read (and checked) as a run reads
   // them, though no collective runs here.
   trace::read_fabric_limits(root);

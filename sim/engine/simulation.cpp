@@ -189,6 +189,28 @@ Loaded load(const RunSpec& spec) {
   return L;
 }
 
+// A unit's hits and accesses from the statistics it reports (an SRAM's hits and misses, the L2's
+// read and write hits and misses; a merged miss is a miss), and whether it reports any.
+struct Accesses {
+  double hits = 0, all = 0;
+  bool reported = false;
+};
+Accesses accesses_of(const model::StatSink& sink, const std::string& unit) {
+  static const std::pair<const char*, bool> kStats[] = {{"hits", true},          {"read_hits", true},
+                                                        {"write_hits", true},    {"misses", false},
+                                                        {"read_misses", false},  {"write_misses", false},
+                                                        {"merged_misses", false}};
+  Accesses a;
+  for (const auto& [name, hit] : kStats) {
+    const double v = sink.get(unit, name, -1);
+    if (v < 0) continue;
+    a.reported = true;
+    a.all += v;
+    if (hit) a.hits += v;
+  }
+  return a;
+}
+
 // Kernels of the kinds `placement.npu_kernels` names run on the NPU (processor 1), beside those a
 // technique put there. Without an NPU in the hardware that is a config error naming the key.
 void place_on_npu(Workload& w, const Loaded& L) {
@@ -360,29 +382,18 @@ RunResult simulate(const RunSpec& spec) {
   nlohmann::json tripped = nlohmann::json::array();
   if (first_io_ns / 1e3 > L.monitoring["first_layer_io_max_us"].get<double>()) tripped.push_back("first_layer_io");
   // A unit nothing reached has no hit rate (an SRAM no tensor was pinned to reports 0 of 0): it
-  // gets no metric and trips nothing.
-  std::map<std::string, double> accesses;
-  for (const auto& row : R.components.rows())
-    if (row.statistic == "hits" || row.statistic == "misses" || row.statistic == "merged_misses" ||
-        row.statistic == "read_hits" || row.statistic == "read_misses" || row.statistic == "write_hits" ||
-        row.statistic == "write_misses")
-      accesses[row.unit_name] += row.value;
-  // After several steps, the last one's own: its hits over its accesses (the components table
-  // keeps the figures of every step together).
+  // gets no metric and trips nothing. After several steps a rate is the last step's own: its hits
+  // over its accesses (the components table keeps the figures of every step together).
   const auto last_step_rate = [&](const std::string& unit, double whole) {
     if (spec.steps == 1) return whole;
-    double hits = 0, all = 0;
-    for (const char* st : {"hits", "read_hits", "write_hits", "misses", "read_misses", "write_misses", "merged_misses"}) {
-      const double d = R.components.get(unit, st, 0) - before_last.get(unit, st, 0);
-      all += d;
-      if (std::string(st).find("hits") != std::string::npos) hits += d;
-    }
-    return all > 0 ? hits / all : whole;
+    const Accesses now = accesses_of(R.components, unit), before = accesses_of(before_last, unit);
+    const double all = now.all - before.all;
+    return all > 0 ? (now.hits - before.hits) / all : whole;
   };
   for (const auto& row : R.components.rows()) {
     if (row.statistic != "hit_rate") continue;
-    const auto seen = accesses.find(row.unit_name);
-    if (seen != accesses.end() && seen->second == 0) continue;
+    const Accesses a = accesses_of(R.components, row.unit_name);
+    if (a.reported && a.all == 0) continue;
     const double rate = last_step_rate(row.unit_name, row.value);
     R.metric(row.unit_name + "_hit_rate", rate, "fraction");
     const bool region = std::any_of(pl.regions.begin(), pl.regions.end(), [&](const RegionInfo& r) { return r.name == row.unit_name; });

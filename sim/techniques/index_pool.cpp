@@ -75,12 +75,7 @@ class IndexPool : public Technique {
     rep["gate_bytes_per_layer"] = gate_params() * param_bytes();
     rep["axis"] = axis_;
     // New tokens a sequence appends this step (1 in decode, a chunk in prefill).
-    const auto& md = w.metadata();
-    double tokens = 1;
-    if (md.contains("step")) {
-      const auto& st = md["step"];
-      tokens = st.value("phase", std::string("decode")) == "decode" ? st.value("queries", 1.0) : st.value("chunk_tokens", 1.0);
-    }
+    const double tokens = double(new_tokens_per_sequence(w.metadata()));
     const bool vectors = axis_ == "vectors";
     // Per new token: the gate logits (one a pooled slot: a dot over its inputs) every update_every
     // steps, and the weighted sum (2 FLOPs a dimension of each pooled input).

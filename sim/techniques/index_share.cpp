@@ -234,10 +234,7 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
   Workload::Kernel& npu = w.kernels()[nv];
   npu.processor = 1;
   // The stationary operand of a task: the head dimension by the index heads of its queries.
-  const std::string phase = md["step"].value("phase", std::string("decode"));
-  const uint64_t q = phase == "decode" ? md["step"].value("queries", uint64_t(1))
-                                       : std::min<uint64_t>(md["step"].value("chunk_tokens", uint64_t(1)),
-                                                            m.kernels.indexer_q_tile_tokens);
+  const uint64_t q = std::min<uint64_t>(new_tokens_per_sequence(md), m.kernels.indexer_q_tile_tokens);
   npu.mm_k = m.indexer.head_dim;
   npu.mm_n = uint64_t(m.local_index_heads()) * q;
   for (size_t p : preds) w.add_edge(p, nv);

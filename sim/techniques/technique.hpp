@@ -30,6 +30,15 @@ struct TechniqueContext {
   uint32_t processors = 1;                   // the hardware's: 2 with an NPU (Workload::Kernel::processor)
 };
 
+// New tokens a sequence appends in the step the trace metadata describes: its queries in decode,
+// its chunk in prefill; 1 when the metadata has no step (a captured trace).
+inline uint64_t new_tokens_per_sequence(const nlohmann::json& metadata) {
+  if (!metadata.contains("step")) return 1;
+  const auto& st = metadata["step"];
+  return st.value("phase", std::string("decode")) == "decode" ? st.value("queries", uint64_t(1))
+                                                              : st.value("chunk_tokens", uint64_t(1));
+}
+
 class Technique {
  public:
   virtual ~Technique() = default;

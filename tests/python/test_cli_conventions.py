@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 import indexsim
+from conftest import REPO
 
 HELP = [["--help"], ["accuracy", "--help"], ["bench", "--help"], ["bench", "memory", "--help"],
         ["bench", "speed", "--help"], ["bench", "kernel", "--help"], ["bench", "collective", "--help"],
@@ -69,3 +70,12 @@ def test_relative_paths_are_the_callers(exe, tmp_path, monkeypatch):
     assert r.step_us > 0
     assert (tmp_path / "rel.sqlite").is_file() and (tmp_path / "rel.json").is_file()
     assert len(indexsim.load("rel.sqlite")) == 1
+
+
+@pytest.mark.parametrize("hardware", sorted(p.stem for p in (REPO / "configs" / "hardware").glob("*.yaml")))
+def test_every_hardware_preset_benches_its_memory(exe, hardware):
+    """Every preset loads where only its memory is used (a processor section it does not run,
+    a GPU's or an NPU's, is no unknown key there)."""
+    r = subprocess.run([exe, "bench", "memory", "--hardware", hardware, "--pattern", "stream", "--requests", "200"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
