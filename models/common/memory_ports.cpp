@@ -7,7 +7,7 @@ namespace indexsim::model {
 
 class MemoryPorts::Port : public MemoryDevice {
  public:
-  Port(MemoryPorts& owner, uint32_t index) : o_(owner), index_(index) {}
+  Port(MemoryPorts& owner, uint32_t index, uint32_t source_base) : o_(owner), index_(index), source_base_(source_base) {}
 
   bool try_enqueue(const MemRequest& req, Tick now) override {
     uint64_t slot;
@@ -20,6 +20,7 @@ class MemoryPorts::Port : public MemoryDevice {
     }
     MemRequest r = req;
     r.id = slot;
+    r.source += source_base_;
     if (!o_.mem_.try_enqueue(r, now)) {
       o_.free_.push_back(slot);
       return false;
@@ -41,7 +42,11 @@ class MemoryPorts::Port : public MemoryDevice {
   uint64_t capacity_bytes() const override { return o_.mem_.capacity_bytes(); }
   Tick last_write_issued_ps() const override { return o_.mem_.last_write_issued_ps(); }
   void report(StatSink& sink, const std::string& component) const override { o_.mem_.report(sink, component); }
-  void warm(const MemRequest& req) override { o_.mem_.warm(req); }
+  void warm(const MemRequest& req) override {
+    MemRequest r = req;
+    r.source += source_base_;
+    o_.mem_.warm(r);
+  }
 
   void deliver(const MemCompletion& c) {
     buffered_.push_back(c);
@@ -50,7 +55,7 @@ class MemoryPorts::Port : public MemoryDevice {
 
  private:
   MemoryPorts& o_;
-  uint32_t index_;
+  uint32_t index_, source_base_;
   std::vector<MemCompletion> buffered_;
   Tick buffered_min_ = kNever;
 };
@@ -58,9 +63,9 @@ class MemoryPorts::Port : public MemoryDevice {
 MemoryPorts::MemoryPorts(MemoryDevice& shared) : mem_(shared) {}
 MemoryPorts::~MemoryPorts() = default;
 
-MemoryDevice& MemoryPorts::port(uint32_t i) {
+MemoryDevice& MemoryPorts::port(uint32_t i, uint32_t source_base) {
   if (i >= ports_.size()) ports_.resize(size_t(i) + 1);
-  if (!ports_[i]) ports_[i] = std::make_unique<Port>(*this, i);
+  if (!ports_[i]) ports_[i] = std::make_unique<Port>(*this, i, source_base);
   return *ports_[i];
 }
 

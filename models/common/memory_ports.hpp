@@ -20,8 +20,10 @@ class MemoryPorts {
   ~MemoryPorts();
   MemoryPorts(const MemoryPorts&) = delete;
   MemoryPorts& operator=(const MemoryPorts&) = delete;
-  // Port i (created on first use); it lives as long as this object.
-  MemoryDevice& port(uint32_t i);
+  // Port i (created on first use); it lives as long as this object. Its requests reach the shared
+  // device with `source_base` added to their source: requesters numbered from 0 on each port take
+  // distinct interconnect ports.
+  MemoryDevice& port(uint32_t i, uint32_t source_base = 0);
 
  private:
   class Port;

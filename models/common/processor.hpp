@@ -77,8 +77,12 @@ class Processor {
   virtual double peak_flops(trace::Precision p) const = 0;
   // Gap between a kernel's dependences resolving and its first CTA starting.
   virtual Tick kernel_launch_ps() const = 0;
-  // The line its requests are counted in (for summaries of a gather's locality).
+  // The line its requests are counted in (for summaries of a gather's locality), and the smallest
+  // request it sends (an access narrower than a line).
   virtual uint32_t line_bytes() const = 0;
+  virtual uint32_t sector_bytes() const = 0;
+  // The clock its cycles are counted in (reports give latencies in these cycles too).
+  virtual double clock_MHz() const = 0;
   // The shared memory a kernel library gives a CTA that asks for `smem_bytes` on this processor
   // (fewer pipeline stages where a unit has less); `smem_bytes` itself when it fits or nothing does.
   virtual uint64_t fitted_smem_bytes(uint64_t smem_bytes) const = 0;

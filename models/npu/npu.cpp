@@ -40,7 +40,6 @@ NpuParams NpuParams::load(const config::Node& n) {
            "between dma_request_B and " + std::to_string(kMaxRequestLines) + " x dma_request_B");
   p.dma_outstanding = n.req<uint32_t>("dma_outstanding_requests", Rule::range(1, 65536));
   p.stage_B = n.req<uint64_t>("stage_B", Rule::positive());
-  p.first_source = n.req<uint32_t>("first_source", Rule::range(0, 1u << 20));
   p.task_launch_ns = n.req<double>("task_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = n.req<double>("kernel_launch_ns", Rule::non_negative());
   n.note("source");
@@ -201,7 +200,7 @@ void Npu::issue(uint32_t c, Tick now) {
     mr.addr = r.addr;
     mr.bytes = r.bytes;
     mr.write = r.write;
-    mr.source = p_.first_source + c;  // the NoC's port is the source modulo its port count
+    mr.source = c;  // its port on the memory system numbers it after the other processors' units
     if (!mem_.try_enqueue(mr, now)) {
       if (!core.stalled) stalled_.push_back(c);
       core.stalled = true;

@@ -40,7 +40,6 @@ struct NpuParams {
   uint32_t dma_request_B = 0;         // detailed mode
   uint32_t fast_chunk_B = 0;          // fast mode
   uint32_t dma_outstanding = 0;       // requests in flight per core
-  uint32_t first_source = 0;          // requester id of core 0 (core c is first_source + c): its NoC port
   uint64_t stage_B = 0;               // operand buffer one stage fills (double-buffered tasks)
   double task_launch_ns = 0;
   double kernel_launch_ns = 0;
@@ -65,6 +64,8 @@ class Npu : public Processor {
   double peak_flops(trace::Precision p) const override;
   Tick kernel_launch_ps() const override { return ns_to_ps(p_.kernel_launch_ns); }
   uint32_t line_bytes() const override { return p_.dma_request_B; }
+  uint32_t sector_bytes() const override { return p_.dma_request_B; }  // its DMA moves whole requests
+  double clock_MHz() const override { return p_.clock_MHz; }
   uint64_t fitted_smem_bytes(uint64_t smem_bytes) const override { return smem_bytes; }
   WaveSampling wave_sampling() const override { return {UINT32_MAX, UINT32_MAX, 0}; }
   trace::LaunchLimits launch_limits() const override;

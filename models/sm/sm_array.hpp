@@ -35,6 +35,8 @@ class SmArray : public Processor {
   double peak_flops(trace::Precision p) const override { return tc_.peak_flops(p, p_.sm_count); }
   Tick kernel_launch_ps() const override { return ns_to_ps(p_.kernel_launch_ns); }
   uint32_t line_bytes() const override { return p_.line_bytes; }
+  uint32_t sector_bytes() const override { return p_.sector_bytes; }
+  double clock_MHz() const override { return p_.sm_clock_MHz; }
   WaveSampling wave_sampling() const override { return p_.fast_sampling; }
   uint64_t fitted_smem_bytes(uint64_t smem_bytes) const override;
   trace::LaunchLimits launch_limits() const override;

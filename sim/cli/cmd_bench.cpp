@@ -17,6 +17,7 @@
 #include "models/common/params.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/memsys/bench.hpp"
+#include "sim/memsys/machine.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "sim/memtrace/plain_trace.hpp"
 #include "sim/memtrace/target.hpp"
@@ -91,32 +92,27 @@ int bench_memory(const Args& args) {
   if (target.empty()) target = sim::read_regions(root).front().name;
   const std::string hw_name = root.req<std::string>("name");
   root.note("description");
-  // A stand-alone memory preset (e.g. hbm3-stack-6400) has no gpu section: latencies are then not
-  // given in SM cycles.
-  double sm_clock_MHz = 0;
-  if (root.has("gpu")) {
-    sm_clock_MHz = root.child("gpu").req<double>("sm_clock_MHz", config::Rule::positive());
-    root.note("gpu");  // the SM model's section: this command reads only the SM clock
-  }
-  // An NPU's section (a processor, like gpu): its cores count as NoC requesters, checked where
-  // the crossbar is built; nothing else of it is used here.
-  if (root.has("npu")) root.note("npu");
+  const sim::SystemLayout layout = sim::read_layout(root);
   // The fabric's topology and the collective library's tuning: read (and checked) as a run reads
   // them, though no collective runs here.
   trace::read_fabric_limits(root);
   // Build every part once, so that every memory key is read and checked: the whole system where
-  // the preset has one (an L2), else each region.
+  // the preset has one (a shared cache), else each region. The processors are built over it as a
+  // run builds them (their ports are checked there); latencies are also given in the cycles of the
+  // first one's clock. A stand-alone memory preset (e.g. hbm3-stack-6400) has none.
+  double sm_clock_MHz = 0;
   std::unique_ptr<model::MemoryDevice> dev;
-  if (root.has("l2")) {
+  if (!layout.cache.empty()) {
     auto system = sim::make_target(root, "system");
+    if (!layout.processors.empty()) sm_clock_MHz = sim::build_machine(root, *system).processors.front()->clock_MHz();
     doc->check_unused();
     dev = target == "system" ? std::move(system) : sim::make_target(root, target);
   } else {
     const auto names = sim::target_names(root);
-    if (target == "l2" || target == "system" || std::find(names.begin(), names.end(), target) == names.end()) {
+    if (std::find(names.begin(), names.end(), target) == names.end()) {
       std::string choice;
       for (const auto& r : sim::read_regions(root)) choice += (choice.empty() ? "" : ", ") + r.name;
-      throw std::invalid_argument("unknown target '" + target + "': this preset has no L2, its targets are {" + choice + "}");
+      throw std::invalid_argument("unknown target '" + target + "': this preset has no shared cache, its targets are {" + choice + "}");
     }
     for (const auto& r : sim::read_regions(root))
       if (r.name != target) sim::make_target(root, r.name);
@@ -128,7 +124,7 @@ int bench_memory(const Args& args) {
   // first cached region (the HBM in the shipped presets).
   std::string region = target;
   spec.base = 0;
-  if (target == "system" || target == "l2") {
+  if (target == "system" || target == layout.cache) {
     for (const auto& r : sim::read_regions(root))
       if (r.cached) { region = r.name; break; }
     spec.base = sim::region_base(root, region);

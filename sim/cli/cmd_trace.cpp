@@ -13,6 +13,7 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/core/config_load.hpp"
 #include "models/common/params.hpp"
+#include "models/common/processor.hpp"
 #include "models/common/units.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
@@ -247,12 +248,15 @@ int export_plain(ArgParser& a) {
     auto doc = sim::load_document("hardware", hw, sets);
     auto root = doc->root();
     if (target.empty()) target = sim::read_regions(root).front().name;
-    if (auto gpu = root.opt_child("gpu")) {  // the SM model's request sizes
-      o.line_bytes = gpu->req<uint32_t>("line_bytes", config::Rule::power_of_two());
-      o.sector_bytes = gpu->req<uint32_t>("sector_bytes", config::Rule::power_of_two());
-    }
     const config::Node section = mt::target_section(root, target);
-    o.capacity_bytes = sim::make_target(root, target)->capacity_bytes();
+    auto device = sim::make_target(root, target);
+    o.capacity_bytes = device->capacity_bytes();
+    const sim::SystemLayout layout = sim::read_layout(root);
+    if (!layout.processors.empty()) {  // the requests as the first processor sizes them
+      const auto proc = model::make_processor(root.child(layout.processors.front().section), *device);
+      o.line_bytes = proc->line_bytes();
+      o.sector_bytes = proc->sector_bytes();
+    }
     if (format == mt::Format::RamulatorReadWrite)
       codec = std::make_unique<mt::AddressVectorCodec>(model::dram::load_dram_params(section));
   } else if (!sets.empty() || a.has("--target")) {

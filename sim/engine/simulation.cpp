@@ -7,13 +7,13 @@
 #include <map>
 #include <stdexcept>
 
-#include "models/common/memory_ports.hpp"
 #include "models/common/processor.hpp"
 #include "models/common/params.hpp"
 #include "sim/core/config_load.hpp"
 #include "sim/core/version.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/roofline.hpp"
+#include "sim/memsys/machine.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "sim/placement/placement.hpp"
 #include "sim/techniques/techniques.hpp"
@@ -32,10 +32,9 @@ namespace {
 struct Loaded {
   std::shared_ptr<Document> hw, wl, tech;
   std::vector<RegionInfo> regions;
-  std::unique_ptr<model::MemoryDevice> memory;
-  std::unique_ptr<model::MemoryPorts> ports;   // with an NPU: the SMs and the NPU share `memory`
-  std::unique_ptr<model::Processor> processor;
-  std::unique_ptr<model::Processor> npu;       // hardware `npu:`, or none
+  std::unique_ptr<BuiltTarget> memory;
+  Machine machine;                      // the hardware's processors over `memory`
+  model::Processor* processor = nullptr;  // slot 0: runs every kernel nothing moves
   trace::LaunchLimits limits;  // the processor's, with the fabric's
   trace::TraceData built;  // RunSpec::build_trace's trace
   trace::StepParams step;
@@ -69,7 +68,8 @@ nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::Processor&
 void apply_cache_policy(config::Document& hw, const std::string& tech_file, const std::string& policy) {
   if (policy == "hardware") return;
   const YAML::Node& root = hw.root().raw();
-  const YAML::Node regions = root["noc"].IsMap() ? root["noc"]["regions"] : YAML::Node();
+  const std::string interconnect = read_layout(hw.root()).interconnect;
+  const YAML::Node regions = root[interconnect].IsMap() ? root[interconnect]["regions"] : YAML::Node();
   int applied = 0;
   if (regions.IsSequence())
     for (const auto& r : regions) {
@@ -117,25 +117,10 @@ Loaded load(const RunSpec& spec) {
   // The preset's name goes into the resolved configuration: results are grouped by it.
   hw.opt<std::string>("name", spec.hardware);
   hw.note("description");
-  auto gpu = hw.child("gpu");
   // The whole system is built even when only resolving: building reads (and validates) every key.
   auto system = make_target(hw, "system");
-  std::unique_ptr<model::Processor> processor;
-  if (auto npu = hw.opt_child("npu")) {
-    // Two processors on one memory system: each on its own port.
-    L.ports = std::make_unique<model::MemoryPorts>(*system);
-    processor = model::make_processor(gpu, L.ports->port(0));
-    L.npu = model::make_processor(*npu, L.ports->port(1));
-    std::vector<std::string> names;
-    for (const auto& r : read_regions(hw)) names.push_back(r.name);
-    // Its SRAM window: where the region table puts the region it names.
-    const auto local_region = npu->req<std::string>("local_region", config::Rule::choice(names));
-    const uint64_t base = region_base(hw, local_region);
-    const model::MemoryDevice* local = system->part(local_region);
-    L.npu->set_local_memory(base, local ? local->capacity_bytes() : 0);
-  } else {
-    processor = model::make_processor(gpu, *system);
-  }
+  L.machine = build_machine(hw, *system);
+  L.processor = L.machine.processors.front().get();
   const auto table = read_regions(hw);
   for (size_t i = 0; i < table.size(); ++i) {
     const model::MemoryDevice* dev = system->part(table[i].name);
@@ -144,7 +129,6 @@ Loaded load(const RunSpec& spec) {
                          dev->capacity_bytes(), dev->peak_bandwidth_GBps()});
   }
   L.memory = std::move(system);
-  L.processor = std::move(processor);
   // What kernel libraries read from the device and its topology shapes the emulated kernels.
   L.limits = L.processor->launch_limits();
   L.limits.fabric = trace::read_fabric_limits(hw);
@@ -211,17 +195,18 @@ Accesses accesses_of(const model::StatSink& sink, const std::string& unit) {
   return a;
 }
 
-// Kernels of the kinds `placement.npu_kernels` names run on the NPU (processor 1), beside those a
-// technique put there. Without an NPU in the hardware that is a config error naming the key.
+// Kernels of the kinds `placement.npu_kernels` names run on the NPU (processor 1, the second slot of
+// system.processors), beside those a technique put there. Without one that is a config error naming
+// the key.
 void place_on_npu(Workload& w, const Loaded& L) {
   const auto& kinds = L.placement.npu_kernels;
   if (kinds.empty()) return;
-  if (!L.npu) {
+  if (L.machine.processors.size() < 2) {
     std::string names;
     for (auto k : kinds) names += (names.empty() ? "" : ", ") + std::string(trace::to_string(k));
     throw config::ConfigError(L.tech->root().file(), "placement.npu_kernels", names,
                               "needs an NPU, and hardware '" + L.hw->resolved().value("name", std::string("?")) +
-                                  "' has no npu: section (e.g. configs/hardware/h200-npu.yaml)");
+                                  "' has one processor (system.processors; e.g. configs/hardware/h200-npu.yaml has an NPU)");
   }
   for (auto& k : w.kernels())
     if (!k.removed && std::find(kinds.begin(), kinds.end(), k.rec.kind) != kinds.end()) k.processor = 1;
@@ -256,7 +241,7 @@ RunResult simulate(const RunSpec& spec) {
   }
   Workload w(td.metadata, td.tensors, td.kernels, td.accesses);
   nlohmann::json report = nlohmann::json::object();
-  TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report, L.npu ? 2u : 1u};
+  TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report, uint32_t(L.machine.processors.size())};
   L.techniques.transform(w, ctx);
   place_on_npu(w, L);
 
@@ -276,8 +261,8 @@ RunResult simulate(const RunSpec& spec) {
   opt.progress = spec.progress;
   opt.inherited_segments = spec.inherited_segments.get();
   opt.keep_segments = spec.kept_segments != nullptr;
-  std::vector<model::Processor*> procs{L.processor.get()};
-  if (L.npu) procs.push_back(L.npu.get());
+  std::vector<model::Processor*> procs;
+  for (const auto& p : L.machine.processors) procs.push_back(p.get());
   // Consecutive steps: each replay starts where the last ended, on the state it left. Only the last
   // keeps its timeline and memos; the memory statistics before it give its own hit rates.
   ReplayOutput out;

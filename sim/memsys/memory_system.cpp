@@ -130,6 +130,7 @@ class MemorySystem : public BuiltTarget {
 
 struct Builder {
   const Node& root;
+  const Node interconnect;
   std::vector<RegionSpec> regions;
   std::vector<std::unique_ptr<MemoryDevice>> devices;  // by region index; moved out when used
   std::vector<MemoryDevice*> raw;
@@ -145,18 +146,15 @@ struct Builder {
   // Builds region i (and, through `backing`, the regions it needs); records it as a part.
   void build(size_t i, std::vector<int>& state) {
     if (state[i] == 2) return;
-    if (state[i] == 1) {
-      const Node n = root.child("noc");
-      n.fail("regions", regions[i].name, "backing regions form a cycle");
-    }
+    if (state[i] == 1) interconnect.fail("regions", regions[i].name, "backing regions form a cycle");
     state[i] = 1;
-    const Node node = section_node(root, regions[i].section, regions[i].section, root.child("noc"));
+    const Node node = section_node(root, regions[i].section, regions[i].section, interconnect);
     devices[i] = model::make_memory_device(node);
     raw[i] = devices[i].get();
     auto* front = dynamic_cast<FrontDevice*>(devices[i].get());
     if (front && front->needs_downstream()) {
       if (regions[i].backing.empty())
-        root.child("noc").fail("regions", regions[i].name,
+        interconnect.fail("regions", regions[i].name,
                                "region '" + regions[i].name + "' sends misses downstream: it needs a `backing` region");
       const size_t b = index_of(regions[i].backing);
       build(b, state);
@@ -185,8 +183,28 @@ struct Builder {
 
 }  // namespace
 
+SystemLayout read_layout(const Node& root) {
+  const Node sys = root.child("system");
+  SystemLayout l;
+  l.interconnect = sys.req<std::string>("interconnect");
+  l.cache = sys.opt<std::string>("cache", "");
+  if (sys.has("processors"))
+    for (const Node& p : sys.children("processors")) {
+      ProcessorSlot slot;
+      slot.section = p.req<std::string>("section");
+      slot.local_region = p.opt<std::string>("local_region", "");
+      if (!root.has(slot.section) || !root.child(slot.section).has("impl"))
+        p.fail("section", slot.section, "must name a section of the hardware file with an `impl`");
+      l.processors.push_back(slot);
+    }
+  for (const auto& [key, section] : {std::pair<const char*, const std::string&>{"interconnect", l.interconnect}, {"cache", l.cache}})
+    if (!section.empty() && !root.has(section)) sys.fail(key, section, "must name a section of the hardware file");
+  return l;
+}
+
 std::vector<RegionSpec> read_regions(const Node& root) {
-  const Node noc = root.child("noc");
+  const SystemLayout layout = read_layout(root);
+  const Node noc = root.child(layout.interconnect);
   std::vector<RegionSpec> out;
   for (const Node& r : noc.children("regions")) {
     RegionSpec s;
@@ -197,7 +215,8 @@ std::vector<RegionSpec> read_regions(const Node& root) {
     s.tier = r.req<std::string>("tier", Rule::choice({"primary", "overflow", "pinned", "fabric"}));
     for (const auto& o : out)
       if (o.name == s.name) r.fail("name", s.name, "region names must be unique");
-    if (s.name == "l2" || s.name == "system") r.fail("name", s.name, "'l2' and 'system' are reserved target names");
+    if (s.name == "system" || (!layout.cache.empty() && s.name == layout.cache))
+      r.fail("name", s.name, "'system' and the cache's section name are reserved target names");
     out.push_back(s);
   }
   if (out.empty()) noc.fail("regions", "", "needs at least one region");
@@ -216,53 +235,53 @@ uint64_t region_base(const Node& root, const std::string& region) {
     if (regions[i].name == region) return uint64_t{i} << kRegionWindowBits;
     names.push_back(regions[i].name);
   }
-  root.child("noc").fail("regions", region, Rule::choice(names).describe());
+  root.child(read_layout(root).interconnect).fail("regions", region, Rule::choice(names).describe());
 }
 
 std::vector<std::string> target_names(const Node& root) {
   std::vector<std::string> names;
   for (const auto& r : read_regions(root)) names.push_back(r.name);
-  names.push_back("l2");
-  names.push_back("system");
+  const SystemLayout layout = read_layout(root);
+  if (!layout.cache.empty()) {
+    names.push_back(layout.cache);
+    names.push_back("system");
+  }
   return names;
 }
 
-namespace {
-// The crossbar has one port per requester and one per L2 slice. A port count that disagrees with
-// the count it stands for folds SMs onto shared ports (or leaves slices unreachable) without a word,
-// so the two must agree: a `--set hardware.l2.slices=128` needs its `noc.memory_ports=128`.
-void check_ports_agree(const Node& root) {
-  const Node noc = root.child("noc");
-  const auto must_equal = [&](const char* port_key, const Node& other, const char* other_key, const char* what) {
-    const auto ports = noc.req<uint32_t>(port_key, Rule::positive());
-    const auto count = other.req<uint32_t>(other_key, Rule::positive());
-    if (ports != count)
-      noc.fail(port_key, std::to_string(ports),
-               std::string("must equal ") + other.key_path(other_key) + " (" + std::to_string(count) + "): one port per " + what);
-  };
-  must_equal("memory_ports", root.child("l2"), "slices", "L2 slice");
-  if (!root.has("gpu")) return;
-  if (!root.has("npu")) {
-    must_equal("sm_ports", root.child("gpu"), "sm_count", "SM");
-    return;
+// The crossbar has one port per requester and one per cache slice. A port count that disagrees with
+// the count it stands for folds requesters onto shared ports (or leaves slices unreachable) without
+// a word, so the two must agree: a `--set hardware.l2.slices=128` needs its `noc.memory_ports=128`.
+void check_requester_ports(const Node& root, const std::vector<uint32_t>& units) {
+  const SystemLayout layout = read_layout(root);
+  const Node noc = root.child(layout.interconnect);
+  uint64_t total = 0;
+  std::string parts;
+  for (size_t i = 0; i < units.size() && i < layout.processors.size(); ++i) {
+    total += units[i];
+    parts += (parts.empty() ? "" : " + ") + layout.processors[i].section + " " + std::to_string(units[i]);
   }
-  // An NPU's cores are requesters too, numbered after the SMs (npu.first_source).
-  const Node gpu = root.child("gpu"), npu = root.child("npu");
-  const auto sms = gpu.req<uint32_t>("sm_count", Rule::positive());
-  const auto cores = npu.req<uint32_t>("cores", Rule::positive());
   const auto ports = noc.req<uint32_t>("sm_ports", Rule::positive());
-  if (ports != sms + cores)
+  if (ports != total)
     noc.fail("sm_ports", std::to_string(ports),
-             "must equal gpu.sm_count + npu.cores (" + std::to_string(sms + cores) + "): one port per SM and per NPU core");
-  const auto first = npu.req<uint32_t>("first_source", Rule::non_negative());
-  if (first != sms)
-    npu.fail("first_source", std::to_string(first), "must equal gpu.sm_count (" + std::to_string(sms) + "): the NPU's ports follow the SMs'");
+             "must equal the processors' units, " + std::to_string(total) + " (" + parts + "): one port per unit");
+}
+
+namespace {
+void check_cache_ports(const Node& root, const SystemLayout& layout) {
+  const Node noc = root.child(layout.interconnect), cache = root.child(layout.cache);
+  const auto ports = noc.req<uint32_t>("memory_ports", Rule::positive());
+  const auto slices = cache.req<uint32_t>("slices", Rule::positive());
+  if (ports != slices)
+    noc.fail("memory_ports", std::to_string(ports),
+             "must equal " + cache.key_path("slices") + " (" + std::to_string(slices) + "): one port per cache slice");
 }
 }  // namespace
 
 std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& target) {
   auto sys = std::make_unique<MemorySystem>();
-  Builder b{root, read_regions(root), {}, {}, {}, sys.get()};
+  const SystemLayout layout = read_layout(root);
+  Builder b{root, root.child(layout.interconnect), read_regions(root), {}, {}, {}, sys.get()};
   const size_t n = b.regions.size();
   b.devices.resize(n);
   b.raw.assign(n, nullptr);
@@ -272,7 +291,7 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
   if (std::find(names.begin(), names.end(), target) == names.end())
     throw std::invalid_argument("unknown target '" + target + "': " + Rule::choice(names).describe());
 
-  if (target != "l2" && target != "system") {
+  if (target != layout.cache && target != "system") {
     const size_t i = b.index_of(target);
     b.build(i, state);
     sys->peak_source = b.raw[i];
@@ -280,10 +299,12 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
     return sys;
   }
 
-  // The L2 over every cached region; for "system", the NoC in front and the uncached regions beside.
-  auto l2_dev = model::make_memory_device(root.child("l2"));
+  // The cache over every cached region; for "system", the interconnect in front and the uncached
+  // regions beside.
+  const Node cache_node = root.child(layout.cache);
+  auto l2_dev = model::make_memory_device(cache_node);
   auto* l2 = dynamic_cast<FrontDevice*>(l2_dev.get());
-  if (!l2) root.child("l2").fail("impl", "", "must name a cache that takes a downstream device");
+  if (!l2) cache_node.fail("impl", "", "must name a cache that takes a downstream device");
   auto below = std::make_unique<Router>();
   auto above = std::make_unique<Router>();
   const size_t l2_port = 0;
@@ -297,10 +318,10 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
       if (!first_cached) first_cached = b.raw[i];
     }
   }
-  if (!first_cached) root.child("noc").fail("regions", "", "no region is cached: the L2 would have nothing behind it");
+  if (!first_cached) b.interconnect.fail("regions", "", "no region is cached: the cache would have nothing behind it");
   l2->attach(std::move(below));
-  sys->parts.insert(sys->parts.begin(), {"l2", l2_dev.get()});
-  if (target == "l2") {
+  sys->parts.insert(sys->parts.begin(), {layout.cache, l2_dev.get()});
+  if (target == layout.cache) {
     for (auto& d : b.devices)
       if (d) sys->owned.push_back(std::move(d));
     sys->peak_source = first_cached;
@@ -310,12 +331,12 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
   above->add_port(std::move(l2_dev));
   for (size_t i = 0; i < n; ++i)
     if (!b.regions[i].cached) above->route(i, above->add_port(b.take(i)), true);
-  auto noc_dev = model::make_memory_device(root.child("noc"));
-  check_ports_agree(root);
+  auto noc_dev = model::make_memory_device(b.interconnect);
+  check_cache_ports(root, layout);
   auto* noc = dynamic_cast<FrontDevice*>(noc_dev.get());
-  if (!noc) root.child("noc").fail("impl", "", "must name an interconnect that takes a downstream device");
+  if (!noc) b.interconnect.fail("impl", "", "must name an interconnect that takes a downstream device");
   noc->attach(std::move(above));
-  sys->parts.insert(sys->parts.begin(), {"noc", noc_dev.get()});
+  sys->parts.insert(sys->parts.begin(), {layout.interconnect, noc_dev.get()});
   sys->peak_source = first_cached;
   sys->top = std::move(noc_dev);
   return sys;

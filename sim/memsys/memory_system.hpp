@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The memory system, composed from the hardware config: SM-side port -> NoC -> (address map) ->
-// L2 -> the cached regions, and the uncached regions straight from the NoC.
+// The memory system, composed from the hardware config: requesters' ports -> interconnect ->
+// (address map) -> shared cache -> the cached regions, and the uncached regions straight from the
+// interconnect.
 //
-// The address map is the region table `noc.regions` of the hardware file: each entry names a
+// The hardware file's `system:` section says which sections play those roles (and which hold the
+// processors); nothing in sim/ reads a section by its name. The address map is the region table
+// `regions` of the interconnect's section (`noc.regions` in the presets): each entry names a
 // region, the config section that describes its device (built through the registry from that
 // section's `impl`), whether the L2 caches it, and optionally the region whose device serves its
 // misses (`backing`, for an SRAM used as a cache). Region i occupies the address window
@@ -22,6 +25,24 @@ namespace indexsim::sim {
 // 16 TiB per region: larger than any device modelled (an HBF stack is 0.5 TB, a GPU's HBM < 0.2 TB).
 constexpr int kRegionWindowBits = 44;
 
+// How the hardware file's sections compose: its `system:` section.
+struct ProcessorSlot {
+  std::string section;       // the processor's section, e.g. "gpu"; built through its `impl`
+  std::string local_region;  // a region beside its units, reached at their local rate (an NPU's SRAM); empty: none
+};
+struct SystemLayout {
+  // What runs kernels, in the interconnect's port order: slot i's units take the ports after slot
+  // i-1's. Slot 0 runs every kernel that no technique or placement moves. Empty: a memory preset.
+  std::vector<ProcessorSlot> processors;
+  std::string interconnect;  // the section in front of the memory; its `regions` are the address map
+  std::string cache;         // the shared cache over the cached regions; empty: none
+};
+SystemLayout read_layout(const config::Node& hw_root);
+
+// The interconnect has one requester port per unit of every processor: `units[i]` units in slot i.
+// ConfigError naming the port count and the processors otherwise.
+void check_requester_ports(const config::Node& hw_root, const std::vector<uint32_t>& units);
+
 struct RegionSpec {
   std::string name;     // e.g. "hbm"
   std::string section;  // e.g. "memory.hbm"
@@ -36,8 +57,9 @@ std::vector<RegionSpec> read_regions(const config::Node& hw_root);
 // The base address of a region, for placement policies; ConfigError naming the choices if unknown.
 uint64_t region_base(const config::Node& hw_root, const std::string& region);
 
-// The names make_target accepts: every region, plus "l2" (L2 over the cached regions) and
-// "system" (NoC, L2 and every region).
+// The names make_target accepts: every region, plus, where the hardware has a shared cache, its
+// section's name (e.g. "l2": the cache over the cached regions) and "system" (interconnect, cache
+// and every region).
 std::vector<std::string> target_names(const config::Node& hw_root);
 
 // A built target: a memory device whose parts (the NoC, the L2, each region's device) can be asked
@@ -48,7 +70,8 @@ class BuiltTarget : public model::MemoryDevice {
 };
 
 // Builds one bench or simulation target from the hardware root. The returned device reports each
-// of its parts under its own component name ("noc", "l2", region names).
+// of its parts under its own component name (the interconnect's and the cache's section names, the
+// region names).
 std::unique_ptr<BuiltTarget> make_target(const config::Node& hw_root, const std::string& target);
 
 }  // namespace indexsim::sim

@@ -23,7 +23,8 @@ config::Node target_section(const config::Node& root, const std::string& target)
   const auto regions = read_regions(root);
   for (const auto& r : regions)
     if (r.name == target) return descend(root, r.section);
-  if (target == "l2" || target == "system")
+  const std::string cache = read_layout(root).cache;
+  if (!cache.empty() && (target == cache || target == "system"))
     for (const auto& r : regions)
       if (r.cached) return descend(root, r.section);
   throw std::invalid_argument("target '" + target + "' has no memory region behind it");

@@ -10,7 +10,7 @@
 
 namespace indexsim::sim::memtrace {
 
-// The region's own section (`noc.regions[].section`); for "l2" and "system", the first cached
+// The region's own section (`noc.regions[].section`); for the cache and "system", the first cached
 // region's, whose device the addresses of a bench land in.
 config::Node target_section(const config::Node& hw_root, const std::string& target);
 

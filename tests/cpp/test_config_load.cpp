@@ -10,6 +10,7 @@
 
 #include "sim/core/config_load.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/memsys/machine.hpp"
 #include "sim/memsys/memory_system.hpp"
 
 using namespace indexsim;
@@ -62,10 +63,11 @@ TEST(ConfigLoad, AnAssignmentWithoutItsDocumentIsAnError) {
 TEST(ConfigLoad, ThePortCountsOfTheCrossbarMustMatchWhatTheyStandFor) {
   // One crossbar port per L2 slice and per SM: changing one count alone is a contradiction.
   for (const auto& [set, key, other] : {std::tuple<std::string, std::string, std::string>{"l2.slices=128", "noc.memory_ports", "l2.slices"},
-                                        {"gpu.sm_count=264", "noc.sm_ports", "gpu.sm_count"}}) {
+                                        {"gpu.sm_count=264", "noc.sm_ports", "gpu 264"}}) {
     auto doc = sim::load_document("hardware", "h200", {"hardware." + set});
     try {
-      sim::make_target(doc->root(), "system");
+      auto system = sim::make_target(doc->root(), "system");
+      sim::build_machine(doc->root(), *system);
       FAIL() << set << " was accepted";
     } catch (const config::ConfigError& e) {
       EXPECT_EQ(e.path, key);

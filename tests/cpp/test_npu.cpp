@@ -349,16 +349,19 @@ TEST(NpuOffload, AnNpuTheHardwareLacksIsAConfigErrorNamingTheKey) {
     EXPECT_EQ(e.path, "placement.npu_kernels") << e.what();
   }
   try {
-    sim::simulate(glm52("h200-npu", "baseline", {"hardware.npu.local_region=nowhere"}));
+    sim::simulate(glm52("h200-npu", "baseline",
+                        {"hardware.system.processors=[{section: gpu}, {section: npu, local_region: nowhere}]"}));
     FAIL() << "an NPU SRAM window in no region was accepted";
   } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.path, "npu.local_region") << e.what();
+    EXPECT_EQ(e.path, "system.processors.1.local_region") << e.what();
   }
   try {
-    sim::simulate(glm52("h200-npu", "baseline", {"hardware.npu.first_source=0"}));
-    FAIL() << "NPU ports on top of the SMs' were accepted";
+    // The NPU's cores take the NoC ports after the SMs' (derived): the crossbar needs a port for each.
+    sim::simulate(glm52("h200-npu", "baseline", {"hardware.noc.sm_ports=132"}));
+    FAIL() << "NPU cores without NoC ports of their own were accepted";
   } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.path, "npu.first_source") << e.what();
+    EXPECT_EQ(e.path, "noc.sm_ports") << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpu 132 + npu 24"), std::string::npos) << e.what();
   }
   try {
     sim::simulate(glm52("h200-npu", "baseline", {"techniques.placement.npu_kernels=[no_such_kind]"}));

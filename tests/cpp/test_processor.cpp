@@ -28,6 +28,8 @@ class UniformProcessor : public model::Processor {
   double peak_flops(trace::Precision) const override { return 1e15; }
   Tick kernel_launch_ps() const override { return launch_; }
   uint32_t line_bytes() const override { return 128; }
+  uint32_t sector_bytes() const override { return 32; }
+  double clock_MHz() const override { return 1000; }
   model::WaveSampling wave_sampling() const override { return {1000, 3, 0.0}; }
   uint64_t fitted_smem_bytes(uint64_t smem) const override { return smem; }
   trace::LaunchLimits launch_limits() const override {
