@@ -28,9 +28,12 @@ Crossbar::Crossbar(const CrossbarParams& p)
     : p_(p), clk_(p.clock_MHz), by_ports_(std::max(1u, p.memory_ports)),
       sm_up_free_(p.sm_ports, 0), sm_down_free_(p.sm_ports, 0),
       mem_up_free_(p.memory_ports, 0), mem_down_free_(p.memory_ports, 0),
-      in_flight_(p.sm_ports, 0) {}
+      in_flight_(p.sm_ports, 0) {
+  occupancy_.resize(kTabulatedBytes + 1);
+  for (uint32_t b = 0; b <= kTabulatedBytes; ++b) occupancy_[b] = occupancy_of(b);
+}
 
-Tick Crossbar::occupancy(uint32_t bytes) const {
+Tick Crossbar::occupancy_of(uint32_t bytes) const {
   return clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.port_bandwidth_Bpc - 1e-9)));
 }
 

@@ -66,7 +66,12 @@ class Crossbar : public FrontDevice {
     Kind kind;
     uint32_t slot;
   };
-  Tick occupancy(uint32_t bytes) const;
+  // A port's time for `bytes`: whole cycles at port_bandwidth_Bpc. Every packet asks it at least
+  // twice, so the sizes of line and fast-mode requests are tabulated.
+  Tick occupancy(uint32_t bytes) const { return bytes <= kTabulatedBytes ? occupancy_[bytes] : occupancy_of(bytes); }
+  Tick occupancy_of(uint32_t bytes) const;
+  static constexpr uint32_t kTabulatedBytes = 4096;
+  std::vector<Tick> occupancy_;
 
   CrossbarParams p_;
   Clock clk_;
