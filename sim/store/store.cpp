@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <ctime>
 #include <stdexcept>
 
@@ -76,6 +78,10 @@ class Stmt {
 };
 }  // namespace
 
+namespace {
+constexpr int kOpenRetryMs = 50, kOpenAttempts = 1200;  // 60 s in all
+}  // namespace
+
 Store::Store(const std::string& path) : path_(path) {
   if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -83,11 +89,22 @@ Store::Store(const std::string& path) : path_(path) {
     db_ = nullptr;
     throw std::runtime_error("cannot open results database " + path + ": " + why);
   }
-  sqlite3_busy_timeout(db_, 60000);  // sweep workers share the file: wait for each other's transactions
+  sqlite3_busy_timeout(db_, kOpenAttempts * kOpenRetryMs);  // sweep workers share the file: wait for each other's transactions
   bool in_transaction = false;
   try {
     // Not a database, truncated, read-only: these fail here, and the handle must not leak.
-    exec("PRAGMA journal_mode=WAL;");
+    // Switching a file to WAL needs it alone for a moment, and there SQLite answers SQLITE_BUSY at
+    // once instead of calling the busy handler: two sweeps creating one file together failed 13
+    // times in 20 with "database is locked". Retry for as long as the busy timeout would wait.
+    for (int attempt = 1;; ++attempt) {
+      const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr);
+      if (rc == SQLITE_OK) break;
+      if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt == kOpenAttempts) {
+        exec("PRAGMA journal_mode=WAL;");  // throws, naming the file and SQLite's reason
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(kOpenRetryMs));
+    }
     exec("PRAGMA synchronous=NORMAL;");
     exec("BEGIN IMMEDIATE;");
     in_transaction = true;
