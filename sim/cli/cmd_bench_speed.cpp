@@ -45,7 +45,9 @@ sim::RunSpec decode(const std::string& workload, uint64_t context) {
 std::vector<Case> cases() {
   std::vector<Case> v;
   v.push_back({"decode-glm5-128k", "GLM-5 decode at 131072, H200, fast", decode("glm-5", 131072)});
-  v.push_back({"decode-glm5-1m", "GLM-5 decode at 1048576, H200, fast", decode("glm-5", 1048576)});
+  sim::RunSpec glm5_1m = decode("glm-5", 1048576);
+  glm5_1m.sets.push_back("workload.model.max_position_embeddings=1048576");  // beyond its 202,752: a what-if
+  v.push_back({"decode-glm5-1m", "GLM-5 decode at 1048576 (window stretched), H200, fast", glm5_1m});
   v.push_back({"decode-dsv32-128k", "DeepSeek-V3.2 decode at 131072, H200, fast", decode("deepseek-v3.2", 131072)});
   // The whole-prefill fixture: two layers, small experts (tests/data/workloads/tiny-dsa.yaml).
   sim::RunSpec p = decode(sim::source_dir() + "/tests/data/workloads/tiny-dsa.yaml", 1024);

@@ -81,6 +81,7 @@ int gen(ArgParser& a) {
   const auto t0 = std::chrono::steady_clock::now();
   auto doc = sim::load_document("workloads", workload, overrides);
   ModelShape shape = load_model_shape(doc->root());
+  check_positions(p, shape.max_position_embeddings, shape.name);
   doc->check_unused();
   shape.resolved = doc->resolved();
   // The launch shapes follow the device, as the libraries' do: read its limits from the preset.

@@ -24,11 +24,7 @@ trace::ModelShape checked_shape(const RunSpec& spec) {
   if (spec.workload.empty()) throw std::invalid_argument("a whole prefill needs a workload (--workload), not a trace");
   auto doc = load_document("workloads", spec.workload, spec.sets);
   const trace::ModelShape m = trace::load_model_shape(doc->root());
-  const uint64_t limit = m.max_position_embeddings;
-  if (limit > 0 && spec.step.context > limit)
-    throw std::invalid_argument("context " + std::to_string(spec.step.context) + " is beyond " + m.name +
-                                "'s model.max_position_embeddings " + std::to_string(limit) +
-                                " (override, recorded in the run: --set workload.model.max_position_embeddings=N)");
+  trace::check_positions(spec.step, m.max_position_embeddings, m.name);
   return m;
 }
 

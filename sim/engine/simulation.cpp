@@ -151,6 +151,7 @@ Loaded load(const RunSpec& spec) {
     L.techniques.reshape(L.shape);
     L.have_shape = true;
     trace::validate(L.step);
+    trace::check_positions(L.step, L.shape.max_position_embeddings, L.shape.name);
   } else {
     // The key follows the trace's contents, not its path (run_key): an overwritten trace is a new run.
     step = {{"trace", spec.trace}, {"trace_content_hash", trace::content_hash(spec.trace)}};

@@ -142,3 +142,26 @@ TEST(ConfigLoad, TheGpuPresetsShareTheirCxlSramAndHbfSections) {
     EXPECT_EQ(mem.child("hbf").req<std::string>("impl"), "hbf") << gpu;
   }
 }
+
+TEST(ConfigLoad, AContextBeyondTheModelsPositionsIsRefusedInEveryPhaseUnlessOverridden) {
+  // GLM-5 has 202,752 positions (model.max_position_embeddings): a decode step or a chunk at 262,144
+  // is refused, naming both numbers and the override; with the override stated it runs, and the
+  // resolved workload records the stretched window.
+  for (const char* phase : {"decode", "chunk"}) {
+    sim::RunSpec s;
+    s.hardware = "h200";
+    s.workload = "glm-5";
+    s.sets = {std::string("step.phase=") + phase, "step.context=262144"};
+    try {
+      sim::resolve(s);
+      FAIL() << phase << " beyond the model's positions was accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("262144"), std::string::npos) << m;
+      EXPECT_NE(m.find("202752"), std::string::npos) << m;
+      EXPECT_NE(m.find("workload.model.max_position_embeddings"), std::string::npos) << m;
+    }
+    s.sets.push_back("workload.model.max_position_embeddings=1048576");
+    EXPECT_EQ(sim::resolve(s)["workload"]["model"]["max_position_embeddings"], 1048576) << phase;
+  }
+}

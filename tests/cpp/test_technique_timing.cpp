@@ -25,7 +25,9 @@ sim::RunSpec small(const std::string& techniques, std::vector<std::string> extra
             "workload.model.hidden_size=1024",
             "workload.mlp.dense_intermediate_size=1024",
             "workload.attention.num_heads=8",
-            "workload.attention.q_lora_rank=512"};
+            "workload.attention.q_lora_rank=512",
+            // GLM-5's 202,752 positions, stretched for the 1M-token scans below (a what-if).
+            "workload.model.max_position_embeddings=1048576"};
   for (auto& e : extra) s.sets.push_back(e);
   return s;
 }

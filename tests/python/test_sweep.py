@@ -83,7 +83,8 @@ def test_sweep_killed_with_sigkill_resumes_to_one_whole_row_set_per_configuratio
 def test_failed_run_is_stored_with_its_error_and_the_sweep_goes_on(exe, tmp_path):
     # Tensors that do not fit fail inside the run (placement comes after the plan's resolve()).
     spec = {"name": "fail", "base": {"hardware": "h200", "workload": "glm-5", "fast": True,
-                                     "step": {"context": 4_000_000, "batch": 8}},
+                                     "step": {"context": 4_000_000, "batch": 8},
+                                     "sets": ["workload.model.max_position_embeddings=4000000"]},
             "axes": {"hardware": ["h100", "h200"]}}
     db = str(tmp_path / "fail.sqlite")
     res = indexsim.sweep(spec, db, workers=2, quiet=True)

@@ -51,4 +51,11 @@ void validate(const StepParams& p) {
   if (p.context > (1ull << 31)) bad("context", p.context, "must be <= 2^31 tokens");
 }
 
+void check_positions(const StepParams& p, uint64_t max_positions, const std::string& model) {
+  if (max_positions > 0 && p.context > max_positions)
+    throw std::invalid_argument("context " + std::to_string(p.context) + " is beyond " + model +
+                                "'s model.max_position_embeddings " + std::to_string(max_positions) +
+                                " (override, recorded in the run: --set workload.model.max_position_embeddings=N)");
+}
+
 }  // namespace indexsim::trace

@@ -29,6 +29,10 @@ struct StepParams {
 
 // Throws std::invalid_argument naming the parameter when a value is out of range.
 void validate(const StepParams& p);
+// A context beyond the model's positions (`model.max_position_embeddings`, 0: unstated) is refused,
+// in every phase: the model was not trained to attend that far. std::invalid_argument naming both
+// values and the override (--set workload.model.max_position_embeddings=N, recorded in the run).
+void check_positions(const StepParams& p, uint64_t max_positions, const std::string& model);
 
 // The step as a document: sets one parameter by its name (phase, context, batch, queries, chunk,
 // seed), as `--set step.K=V` and sweep axes `step.K` do; std::invalid_argument naming the key and
