@@ -142,6 +142,7 @@ int study(const Args& args) {
   const bool rerun = ap.flag("--rerun");
   auto pos = ap.positional();
   ap.finish();
+  if (pos.size() > 1) throw std::invalid_argument("study takes one study file or name, got also '" + pos[1] + "'");
   const std::string file = sim::find_config("studies", pos.empty() ? "default" : pos[0]);
   auto doc = config::Document::load_file(file);
   auto root = doc->root();

@@ -82,7 +82,7 @@ uint64_t parse_count(const std::string& name, const std::string& v, uint64_t max
     used = 0;
   }
   // Range before the cast: converting 1e30 or nan to an integer is undefined.
-  if (used != v.size() || !(d >= 0) || d >= 18446744073709551616.0L || d != std::floor(d))
+  if (v.empty() || used != v.size() || !(d >= 0) || d >= 18446744073709551616.0L || d != std::floor(d))
     throw std::invalid_argument(name + " = '" + v + "': must be a non-negative integer");
   if (d > static_cast<long double>(max))
     throw std::invalid_argument(name + " = '" + v + "': out of range (at most " + std::to_string(max) + ")");
@@ -90,19 +90,23 @@ uint64_t parse_count(const std::string& name, const std::string& v, uint64_t max
 }
 }  // namespace
 
+// What value() returns for a flag that is absent: no argument can hold a NUL. An empty value given
+// on purpose (`--context ''`) is then parsed, and refused, instead of taken for "not given".
+const std::string kAbsent(1, '\0');
+
 uint64_t ArgParser::u64(const std::string& name, uint64_t fallback) {
-  const std::string v = value(name);
-  return v.empty() ? fallback : parse_count(name, v, UINT64_MAX);
+  const std::string v = value(name, kAbsent);
+  return v == kAbsent ? fallback : parse_count(name, v, UINT64_MAX);
 }
 
 uint32_t ArgParser::u32(const std::string& name, uint32_t fallback) {
-  const std::string v = value(name);
-  return v.empty() ? fallback : static_cast<uint32_t>(parse_count(name, v, UINT32_MAX));
+  const std::string v = value(name, kAbsent);
+  return v == kAbsent ? fallback : static_cast<uint32_t>(parse_count(name, v, UINT32_MAX));
 }
 
 double ArgParser::f64(const std::string& name, double fallback) {
-  const std::string v = value(name);
-  if (v.empty()) return fallback;
+  const std::string v = value(name, kAbsent);
+  if (v == kAbsent) return fallback;
   size_t used = 0;
   double d = 0;
   try {
@@ -111,7 +115,7 @@ double ArgParser::f64(const std::string& name, double fallback) {
     used = 0;
   }
   // No option takes nan or inf, and none a negative value: 0 is each one's "unset" or floor.
-  if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(name + " = '" + v + "': must be a finite number");
+  if (v.empty() || used != v.size() || !std::isfinite(d)) throw std::invalid_argument(name + " = '" + v + "': must be a finite number");
   if (d < 0) throw std::invalid_argument(name + " = '" + v + "': must be >= 0");
   return d;
 }
