@@ -46,7 +46,7 @@ def test_version_names_the_code_version(exe):
 
 @pytest.mark.parametrize("kwargs, kind, needles", [
     (dict(sets=["hardware.l2.wayz=3"]), indexsim.ConfigError, ["l2.wayz", "h200.yaml"]),
-    (dict(context=4_000_000, batch=8), indexsim.PlacementError, ["GiB", "hint: --set techniques.placement.cxl_enabled=true"]),
+    (dict(context=4_000_000, batch=8, sets=["workload.model.max_position_embeddings=4000000"]), indexsim.PlacementError, ["GiB", "hint: --set techniques.placement.cxl_enabled=true"]),
     (dict(phase="sideways"), indexsim.UsageError, ["--phase", "sideways"]),
 ])
 def test_failures_are_typed_exceptions_with_the_tools_message(exe, kwargs, kind, needles):
