@@ -80,6 +80,33 @@ class Stmt {
 
 namespace {
 constexpr int kOpenRetryMs = 50, kOpenAttempts = 1200;  // 60 s in all
+
+// The schema version a results database states, checked against this build's; nothing when the
+// file holds no table at all (a new or empty file). A file with tables but no `meta` is another
+// application's database and is refused, not given our tables.
+void check_results_schema(sqlite3* db, const std::string& path) {
+  Stmt tables(db, "SELECT COUNT(*), SUM(name='meta') FROM sqlite_master WHERE type='table'");
+  tables.step();
+  if (tables.integer(0) == 0) return;
+  if (tables.integer(1) == 0)
+    throw std::runtime_error("results database " + path + ": not an IndexSim results database (it holds tables and no meta table)");
+  Stmt q(db, "SELECT value FROM meta WHERE key='schema_version'");
+  if (!q.step()) return;
+  const std::string text = q.text(0);
+  int v = -1;
+  try {
+    size_t used = 0;
+    v = std::stoi(text, &used);
+    if (used != text.size()) v = -1;
+  } catch (...) {
+    v = -1;
+  }
+  if (v < 0) throw std::runtime_error("results database " + path + ": schema_version '" + text + "' is not a number");
+  if (v != kSchemaVersion)
+    throw std::runtime_error("results database " + path + " has schema version " + std::to_string(v) +
+                             "; this build reads version " + std::to_string(kSchemaVersion));
+}
+
 }  // namespace
 
 Store::Store(const std::string& path) : path_(path) {
@@ -92,7 +119,20 @@ Store::Store(const std::string& path) : path_(path) {
   sqlite3_busy_timeout(db_, kOpenAttempts * kOpenRetryMs);  // sweep workers share the file: wait for each other's transactions
   bool in_transaction = false;
   try {
-    // Not a database, truncated, read-only: these fail here, and the handle must not leak.
+    // Not a database, truncated, read-only, another schema or another application's: these fail
+    // here, before anything is written (the transaction is rolled back), and the handle must not
+    // leak. Only then is the schema created and the file switched to WAL.
+    exec("BEGIN IMMEDIATE;");
+    in_transaction = true;
+    check_results_schema(db_, path);
+    exec(kSchema);
+    Stmt q(db_, "SELECT value FROM meta WHERE key='schema_version'");
+    if (!q.step()) {
+      exec("INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "')");
+      exec("INSERT INTO meta VALUES ('created_by', 'indexsim')");
+    }
+    exec("COMMIT;");
+    in_transaction = false;
     // Switching a file to WAL needs it alone for a moment, and there SQLite answers SQLITE_BUSY at
     // once instead of calling the busy handler: two sweeps creating one file together failed 13
     // times in 20 with "database is locked". Retry for as long as the busy timeout would wait.
@@ -106,35 +146,31 @@ Store::Store(const std::string& path) : path_(path) {
       std::this_thread::sleep_for(std::chrono::milliseconds(kOpenRetryMs));
     }
     exec("PRAGMA synchronous=NORMAL;");
-    exec("BEGIN IMMEDIATE;");
-    in_transaction = true;
-    exec(kSchema);
-    Stmt q(db_, "SELECT value FROM meta WHERE key='schema_version'");
-    if (q.step()) {
-      const std::string text = q.text(0);
-      int v = -1;
-      try {
-        size_t used = 0;
-        v = std::stoi(text, &used);
-        if (used != text.size()) v = -1;
-      } catch (...) {
-        v = -1;
-      }
-      if (v < 0) throw std::runtime_error("results database " + path + ": schema_version '" + text + "' is not a number");
-      if (v != kSchemaVersion)
-        throw std::runtime_error("results database " + path + " has schema version " + std::to_string(v) +
-                                 "; this build reads version " + std::to_string(kSchemaVersion));
-    } else {
-      exec("INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "')");
-      exec("INSERT INTO meta VALUES ('created_by', 'indexsim')");
-    }
-    exec("COMMIT;");
   } catch (...) {
     if (in_transaction) sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
   }
+}
+
+void Store::check_shard(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  try {
+    if (rc != SQLITE_OK) throw std::runtime_error("results database " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+    check_results_schema(db, path);
+    Stmt runs(db, "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN ('meta','runs','metrics','kernels','components')");
+    runs.step();
+    if (runs.integer(0) != 5) throw std::runtime_error("results database " + path + ": not an IndexSim results database (its tables are missing)");
+  } catch (const std::runtime_error& e) {
+    sqlite3_close(db);
+    const std::string m = e.what();
+    // A file that is not SQLite at all fails in the first statement, in SQLite's words.
+    if (m.rfind("results database", 0) == 0) throw;
+    throw std::runtime_error("results database " + path + ": " + m);
+  }
+  sqlite3_close(db);
 }
 
 Store::~Store() {
@@ -298,7 +334,7 @@ std::vector<std::string> Store::keys(const std::string& status) const {
 }
 
 size_t Store::merge_from(const std::string& other) {
-  Store check(other);  // validates the other file's schema version
+  check_shard(other);  // read-only: a shard is never written
   const size_t before = keys().size();
   Stmt a(db_, "ATTACH DATABASE ? AS shard");
   a.bind(1, other).step();

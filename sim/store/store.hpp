@@ -53,6 +53,9 @@ class Store {
   void release(const std::string& key);
   // Copies every run of `other` that this store lacks (shard merge); returns how many.
   size_t merge_from(const std::string& other_path);
+  // A shard must be a results database of this schema version; checked read-only, so that a
+  // refused file is left as it was. std::runtime_error naming the file otherwise.
+  static void check_shard(const std::string& path);
   void exec(const std::string& sql);
 
  private:

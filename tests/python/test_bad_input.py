@@ -797,6 +797,13 @@ def _bad_db(tmp_path, kind):
         con.execute("INSERT INTO meta VALUES ('schema_version', '99')")
         con.commit()
         con.close()
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "foreign":   # another application's SQLite file
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE t (x)")
+        con.commit()
+        con.close()
     elif kind == "readonly":
         path = _unwritable_dir(tmp_path) / "results.sqlite"
     else:
@@ -805,7 +812,8 @@ def _bad_db(tmp_path, kind):
 
 
 _DB_NEEDLE = {"dir": "unable to open", "notdb": "not a database", "random": "not a database",
-              "truncated": "not a database", "schema99": "schema version 99", "readonly": "unable to open"}
+              "truncated": "not a database", "schema99": "schema version 99", "readonly": "unable to open",
+              "empty": "its tables are missing", "foreign": "no meta table"}
 
 
 @pytest.mark.parametrize("kind, args, needle", [
@@ -832,6 +840,13 @@ _DB_NEEDLE = {"dir": "unable to open", "notdb": "not a database", "random": "not
     ("dir", ["merge", "{good}", "{bad}"], "not a results database"),
     ("missing", ["merge", "{good}", "{bad}"], "not a results database"),
     ("dir", ["merge", "{good}", "{other}", "{bad}"], "not a results database"),
+    # every shard is checked, read-only, before any is merged (a good shard before a bad one was
+    # merged; an empty or foreign shard was accepted and rewritten as a results database)
+    ("notdb", ["merge", "{good}", "{other}", "{bad}"], None),
+    ("schema99", ["merge", "{good}", "{other}", "{bad}"], None),
+    ("empty", ["merge", "{good}", "{bad}"], None),
+    ("foreign", ["merge", "{good}", "{bad}"], None),
+    ("foreign", [*RUN, "--db", "{bad}"], None),   # used to get the results tables added
     ("notdb", ["merge", "{bad}", "{good}"], None),
     ("schema99", ["merge", "{bad}", "{good}"], None),
     ("dir", ["merge", "{bad}", "{good}"], None),
@@ -851,9 +866,8 @@ def test_a_bad_database_is_named_and_the_good_one_left_as_it_was(exe, tmp_path, 
     shutil.copyfile(good_dbs[1], other)
     before = {p: p.read_bytes() for p in (good, other)}
     bad = _bad_db(tmp_path, kind)
-    # The refused file too, unless it is a real SQLite database of another schema version: opening
-    # that one still switches it to WAL (its header changes), a known defect reported apart.
-    if bad.is_file() and kind != "schema99":
+    # The refused file too: it is checked before anything is written to it.
+    if bad.is_file():
         before[bad] = bad.read_bytes()
     spec = tmp_path / "spec.yaml"
     spec.write_text("name: s\ndescription: x\nbase: {hardware: h200, workload: glm-5, fast: true}\n"
