@@ -93,7 +93,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             res = sweep(a.spec, a.db, cluster=a.scheduler, limit=a.limit, rerun_stale=a.rerun_stale)
             print(f"{res.total} runs: {res.ok} ok, {res.failed} failed, {res.pending} pending")
             return 3 if res.failed else 0
-    except (FileNotFoundError, ValueError, ImportError) as e:
+    except (OSError, ValueError, ImportError) as e:   # OSError: FileNotFoundError, FileExistsError, PermissionError
         print(f"indexsim {cmd}: {e}", file=sys.stderr)
         return 2
     return 0

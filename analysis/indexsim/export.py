@@ -32,8 +32,8 @@ def export(db: str, out: str, fmt: str = "csv", config: str = "all") -> Dict[str
             pd.io.parquet.get_engine("auto")
         except ImportError as e:
             raise ImportError(f"--format parquet needs pyarrow: pip install pyarrow ({e})") from e
+    tables: Dict[str, pd.DataFrame] = {"runs": load(db, config=config)}   # first: a bad database leaves no folder
     os.makedirs(out, exist_ok=True)
-    tables: Dict[str, pd.DataFrame] = {"runs": load(db, config=config)}
     with closing(_connect(db)) as con:
         for name, sql in _LONG.items():
             tables[name] = pd.read_sql_query(sql, con)

@@ -77,8 +77,8 @@ def _header(col: str, units: dict) -> str:
 
 def write(db: str, out: str, title: Optional[str] = None) -> str:
     """Writes report.md, report.html and the plots into `out`; returns the Markdown path."""
+    df = load(db)   # first: a bad database leaves no output folder behind
     os.makedirs(out, exist_ok=True)
-    df = load(db)
     ok = df[df["status"] == "ok"]
     axes = _axes(df)
     title = title or f"IndexSim results: {os.path.basename(db)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from contextlib import closing
 from typing import Any, Dict, Iterator, Tuple
@@ -14,9 +15,21 @@ _RUN_COLUMNS = ["key", "status", "error", "hardware", "workload", "seed", "code_
 
 
 def _connect(db: str) -> sqlite3.Connection:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    row = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    if row is None or int(row[0]) != SCHEMA_VERSION:
+    """A read-only connection to a results database of this schema version. A missing file, a
+    directory, a file that is not SQLite or not ours is a ValueError or FileNotFoundError naming it
+    (never sqlite3's bare "file is not a database")."""
+    if not os.path.isfile(db):
+        raise FileNotFoundError(f"{db}: no such results database")
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise ValueError(f"{db}: cannot open results database: {e}") from e
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.Error as e:
+        con.close()
+        raise ValueError(f"{db}: not an IndexSim results database ({e})") from e
+    if row is None or str(row[0]) != str(SCHEMA_VERSION):
         con.close()
         raise ValueError(f"{db}: schema version {row[0] if row else 'missing'}; this package reads {SCHEMA_VERSION}")
     return con

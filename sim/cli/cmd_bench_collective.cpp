@@ -3,6 +3,7 @@
 // all-to-all, or DeepEP's dispatch/combine) over a range of message sizes, each emulated and
 // replayed on one GPU of a symmetric group, printed in the layout of nccl-tests (size, time,
 // algorithm and bus bandwidth) so that a published table can be compared line by line.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -36,8 +37,13 @@ uint64_t parse_size(const std::string& flag, const std::string& text) {
   }
   const std::string suffix = text.substr(pos);
   const double mult = suffix.empty() ? 1 : suffix == "K" ? 1024.0 : suffix == "M" ? 1048576.0 : suffix == "G" ? 1073741824.0 : -1;
-  if (mult < 0 || v <= 0) throw std::invalid_argument(flag + " '" + text + "': not a positive size (a number, optionally K, M or G)");
-  return uint64_t(v * mult);
+  if (mult < 0 || !(v > 0) || !std::isfinite(v))
+    throw std::invalid_argument(flag + " '" + text + "': not a positive size (a number, optionally K, M or G)");
+  // Range and whole bytes before the cast: converting nan, inf or 1e30 to an integer is undefined.
+  const double bytes = v * mult;
+  if (bytes >= 1e18) throw std::invalid_argument(flag + " '" + text + "': too large (at most 1e18 bytes)");
+  if (bytes != std::floor(bytes)) throw std::invalid_argument(flag + " '" + text + "': not a whole number of bytes");
+  return uint64_t(bytes);
 }
 
 int bench_collective(const Args& args) {

@@ -162,8 +162,16 @@ std::vector<std::string> ArgParser::positional() {
 }
 
 void ArgParser::finish() const {
-  for (size_t i = 0; i < args_.size(); ++i)
-    if (!used_[i]) throw std::invalid_argument("unknown argument '" + args_[i] + "'");
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    // An option read once and given again is left over too: say so, not "unknown".
+    const std::string name = args_[i].substr(0, args_[i].find('='));
+    if (name.rfind("--", 0) == 0)
+      for (size_t j = 0; j < args_.size(); ++j)
+        if (j != i && used_[j] && args_[j].substr(0, args_[j].find('=')) == name)
+          throw std::invalid_argument(name + " is given more than once");
+    throw std::invalid_argument("unknown argument '" + args_[i] + "'");
+  }
 }
 
 }  // namespace indexsim::cli

@@ -543,6 +543,15 @@ EXPORT = ["trace", "export", "{trace}", "--format", "dramsim3", "-o", "{tmp}/e.t
     ([*RUN, "--batch", ""], ["--batch", "''"]),
     ([*RUN, "--steps", ""], ["--steps", "''"]),
     (["study", "default", "--db", "{tmp}/s.sqlite", "extra"], ["'extra'"]),   # used to run the whole study
+    # an option given twice was called "unknown"
+    ([*RUN, "--context", "2048"], ["--context is given more than once"]),
+    ([*RUN, "--fast"], ["--fast is given more than once"]),
+    # sizes were cast before their range was checked (nan named 9223372036854775808, 1e30 named 0)
+    (["bench", "collective", "--hardware", "h200", "--op", "all_reduce", "--gpus", "8", "--bytes", "nan"], ["--bytes 'nan'"]),
+    (["bench", "collective", "--hardware", "h200", "--op", "all_reduce", "--gpus", "8", "--bytes", "inf"], ["--bytes 'inf'"]),
+    (["bench", "collective", "--hardware", "h200", "--op", "all_reduce", "--gpus", "8", "--bytes", "1e30"], ["--bytes '1e30'", "too large"]),
+    (["bench", "collective", "--hardware", "h200", "--op", "all_reduce", "--gpus", "8", "--bytes", "1.5"], ["--bytes '1.5'", "whole"]),
+    (["bench", "collective", "--hardware", "h200", "--op", "all_reduce", "--gpus", "8", "--max-bytes", "inf"], ["--max-bytes 'inf'"]),
     ([*RUN, "--sampled-chunks", "abc"], ["--sampled-chunks", "'abc'"]),
     ([*RUN, "--sampled-chunks", "-2"], ["--sampled-chunks", "'-2'"]),
     ([*RUN, "--refine-percent", "nan"], ["--refine-percent", "'nan'"]),
@@ -856,6 +865,12 @@ _DB_NEEDLE = {"dir": "unable to open", "notdb": "not a database", "random": "not
     ("missing", ["PY", "export", "--db", "{bad}", "--out", "{tmp}/out"], "no such results database"),
     ("schema99", ["PY", "export", "--db", "{bad}", "--out", "{tmp}/out"], None),
     ("schema99", ["PY", "report", "--db", "{bad}", "--out", "{tmp}/out"], None),
+    # these ended in sqlite3 tracebacks that named no file (and report had made its folder)
+    ("notdb", ["PY", "report", "--db", "{bad}", "--out", "{tmp}/out"], None),
+    ("empty", ["PY", "report", "--db", "{bad}", "--out", "{tmp}/out"], "not an IndexSim results database"),
+    ("foreign", ["PY", "export", "--db", "{bad}", "--out", "{tmp}/out"], "not an IndexSim results database"),
+    ("truncated", ["PY", "export", "--db", "{bad}", "--out", "{tmp}/out"], None),
+    ("dir", ["PY", "report", "--db", "{bad}", "--out", "{tmp}/out"], "no such results database"),
     ("missing", ["PY", "export", "--db", "{good}", "--format", "xml", "--out", "{tmp}/out"], "'xml'"),
 ])
 def test_a_bad_database_is_named_and_the_good_one_left_as_it_was(exe, tmp_path, tiny_trace, good_dbs, kind, args, needle):
