@@ -23,6 +23,7 @@ const char* kUsage =
     "         [--max-simulated-chunks M] [--jobs J] [--seed S] | --trace FILE)\n"
     "         [--techniques NAME|FILE] [--set hardware.K=V|workload.K=V|techniques.K=V|step.K=V]... [--fast]\n"
     "         [--no-reuse] [--steps N] [--json] [--kernels] [--timeline FILE] [--db FILE] [--progress]\n"
+    "         [--max-line-requests N]\n"
     "  --phase decode: one decode step; chunk: one prefill chunk of --chunk tokens ending at --context;\n"
     "  prefill: the whole prefill of --context tokens in chunks of --chunk (time to first token), K chunks\n"
     "  simulated at spread positions and the rest interpolated between them (--sampled-chunks, default 4;\n"
@@ -32,7 +33,9 @@ const char* kUsage =
     "  (--max-simulated-chunks, default 16); J of them at once on J threads (--jobs, default 1; the\n"
     "  result does not depend on J)\n"
     "  --steps N: the decode step N times in a row on one hardware state (L2, SRAM and DRAM carried over);\n"
-    "  the result is the last step's, its hit rates its own (step_time_first, step_time_mean beside it)\n";
+    "  the result is the last step's, its hit rates its own (step_time_first, step_time_mean beside it)\n"
+    "  --max-line-requests N: the work budget, line requests a run's kernels may ask for (default 1e11,\n"
+    "  about a day of detailed simulation; 0: none); a run over it is refused before it starts\n";
 
 }  // namespace
 
@@ -61,6 +64,7 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
   spec.reuse = !ap.flag("--no-reuse");
   spec.timeline = ap.value("--timeline");
   spec.steps = ap.u32("--steps", 1);
+  spec.max_line_requests = ap.f64("--max-line-requests", spec.max_line_requests);
   if (spec.steps == 0 || spec.steps > 1000) throw std::invalid_argument("--steps must be between 1 and 1000");
   if (spec.steps > 1 && phase != "decode") throw std::invalid_argument("--steps repeats decode steps: it needs --phase decode");
   return spec;

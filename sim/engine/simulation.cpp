@@ -213,6 +213,22 @@ void place_on_npu(Workload& w, const Loaded& L) {
     if (!k.removed && std::find(kinds.begin(), kinds.end(), k.rec.kind) != kinds.end()) k.processor = 1;
 }
 
+// The line requests a run's kernels ask for, against RunSpec::max_line_requests.
+void check_work_budget(const Workload& w, const model::Processor& proc, double max_lines) {
+  if (max_lines <= 0) return;
+  long double lines = 0;
+  for (const auto& k : w.kernels())
+    if (!k.removed)
+      for (const auto& a : k.accesses) lines += static_cast<long double>(a.bytes_per_cta()) * a.cta_count / proc.line_bytes();
+  if (lines > max_lines) {
+    char text[200];
+    std::snprintf(text, sizeof text, "work budget: the run's kernels ask for %.3Lg line requests of %u B, more than "
+                  "--max-line-requests %.3g (default 1e11, about a day of detailed simulation; 0: no budget)",
+                  lines, proc.line_bytes(), max_lines);
+    throw std::invalid_argument(text);
+  }
+}
+
 }  // namespace
 
 nlohmann::json resolve(const RunSpec& spec) { return load(spec).config; }
@@ -247,6 +263,7 @@ RunResult simulate(const RunSpec& spec) {
   place_on_npu(w, L);
 
   const Placement pl = place(w.tensors(), L.regions, L.placement);
+  check_work_budget(w, *L.processor, spec.max_line_requests);
 
   ReplayInput in;
   in.workload = &w;

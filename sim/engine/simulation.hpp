@@ -32,6 +32,11 @@ struct RunSpec {
   // The step this many times in a row on one hardware state (caches, SRAM, DRAM carried over): the
   // result is the last one's, with steady-state hit rates; 1 is a step from cold caches.
   uint32_t steps = 1;
+  // Work budget: a run whose kernels' accesses add up to more line requests than this is refused
+  // before it starts, naming the figure (a CRC-valid trace can declare 2^32 CTAs of a terabyte
+  // each). The detailed mode serves about a million lines a wall second, so 1e11 is about a day
+  // and ten times a 1M-token decode step or prefill chunk; 0: no budget. Not part of the run key.
+  double max_line_requests = 1e11;
   // Segment memos of an earlier run on the same hardware, looked up after the run's own; and, if
   // set, where the run leaves its own (a whole prefill's first chunk, for the others).
   std::shared_ptr<const SegmentLibrary> inherited_segments;

@@ -165,3 +165,24 @@ TEST(ConfigLoad, AContextBeyondTheModelsPositionsIsRefusedInEveryPhaseUnlessOver
     EXPECT_EQ(sim::resolve(s)["workload"]["model"]["max_position_embeddings"], 1048576) << phase;
   }
 }
+
+TEST(WorkBudget, ARunThatAsksForMoreLineRequestsThanItsBudgetIsRefusedBeforeItStarts) {
+  // lines = sum over accesses of bytes_per_cta x cta_count / line_bytes. A two-layer GLM-5 decode
+  // step reads its embedding and layer weights, far more than 10^5 lines of 128 B (12.8 MB): a
+  // budget of 10^5 refuses it, naming the count; the default lets it run.
+  sim::RunSpec s;
+  s.hardware = "h200";
+  s.workload = "glm-5";
+  s.fast = true;
+  s.sets = {"workload.model.num_layers=2", "workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]"};
+  s.max_line_requests = 1e5;
+  try {
+    sim::simulate(s);
+    FAIL() << "a run over its work budget ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("work budget"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--max-line-requests"), std::string::npos) << e.what();
+  }
+  s.max_line_requests = sim::RunSpec().max_line_requests;
+  EXPECT_GT(sim::simulate(s).step_ns, 0);
+}

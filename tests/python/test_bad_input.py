@@ -543,6 +543,9 @@ EXPORT = ["trace", "export", "{trace}", "--format", "dramsim3", "-o", "{tmp}/e.t
     ([*RUN, "--batch", ""], ["--batch", "''"]),
     ([*RUN, "--steps", ""], ["--steps", "''"]),
     (["study", "default", "--db", "{tmp}/s.sqlite", "extra"], ["'extra'"]),   # used to run the whole study
+    # the work budget: a run asking for more line requests than it allows is refused before it starts
+    ([*RUN, "--max-line-requests", "1000"], ["work budget", "--max-line-requests 1e+03"]),
+    ([*RUN, "--max-line-requests", "-1"], ["--max-line-requests", "'-1'"]),
     # an option given twice was called "unknown"
     ([*RUN, "--context", "2048"], ["--context is given more than once"]),
     ([*RUN, "--fast"], ["--fast is given more than once"]),
