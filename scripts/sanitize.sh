@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The C++ test suite under AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer): every
+# library, the CLI and the tests rebuilt with -fsanitize=address,undefined into build-asan/, then
+# ctest. Any report fails the test that made it. Slow: a whole second build (docs/robustness.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${INDEXSIM_ASAN_BUILD_DIR:-build-asan}
+JOBS=${JOBS:-$(nproc)}
+# -O1: sanitizer reports stay readable and the build stays short; asserts stay on.
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
+      -DCMAKE_C_FLAGS_SANITIZE="-O1 -g1" -DINDEXSIM_SANITIZE=ON -DINDEXSIM_BUILD_BENCH=OFF \
+      -DINDEXSIM_BUILD_PYTHON=OFF -DINDEXSIM_BUILD_CUDA=OFF >/dev/null
+cmake --build "$BUILD" -j "$JOBS" --target indexsim indexsim_tests
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" ${SANITIZE_CTEST_ARGS:-})
