@@ -147,7 +147,7 @@ int bench_memory(const Args& args) {
     tspec.outstanding = spec.outstanding;
     tspec.base = spec.base;
     sim::memtrace::PlainTraceReader reader(trace_file, format, codec.get());
-    sim::memtrace::PlainTraceSource source(reader, trace_clock_MHz, spec.bytes);
+    sim::memtrace::PlainTraceSource source(reader, trace_clock_MHz, spec.bytes, cap);
     r = sim::run_trace_bench(*dev, source, tspec);
     char buf[96];
     if (tspec.back_to_back) timing = "back-to-back";

@@ -3,6 +3,7 @@
 // kernel's simulated time against the time measured on the GPU, its error, and the MAPE.
 // `indexsim validate --published [FILE]`: the published measurements of configs/validation/, case
 // by case (sim/validation/published.hpp).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "sim/engine/validate.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/validation/published.hpp"
+#include "traces/trace_data.hpp"
 
 namespace indexsim::cli {
 
@@ -74,6 +76,13 @@ int validate_cmd(const Args& args) {
   const bool json = ap.flag("--json");
   ap.finish();
   const auto store = open_store(db);
+  sim::resolve(spec);  // the configs and the trace's header checked first
+  // A trace without measured times (an emulated one) is refused before it is simulated.
+  {
+    const trace::TraceData t = trace::read_trace(spec.trace);
+    if (std::none_of(t.kernels.begin(), t.kernels.end(), [](const trace::KernelRecord& k) { return k.measured_ns > 0; }))
+      throw std::invalid_argument(spec.trace + ": no kernel of this trace carries a measured time: validate needs a captured trace");
+  }
   sim::RunResult r = sim::simulate(spec);
   const sim::Validation v = sim::validate_run(r);
   r.metric("validation_mape", v.mape, "fraction");

@@ -14,6 +14,7 @@ std::string find_config(const std::string& kind, const std::string& name) {
   namespace fs = std::filesystem;
   if (name.empty()) throw std::invalid_argument("no " + kind + " config given");
   if (fs::is_regular_file(name)) return name;
+  if (fs::is_directory(name)) throw std::invalid_argument(kind + " config '" + name + "' is a directory, not a YAML file");
   const std::string rel = "configs/" + kind + "/" + name + ".yaml";
   // INDEXSIM_CONFIG_DIR (the installed Python package sets it) is searched first.
   std::vector<std::string> roots;

@@ -18,7 +18,7 @@ Validation validate_run(const RunResult& r) {
     v.kernels.push_back(e);
   }
   if (v.kernels.empty())
-    throw std::runtime_error("no kernel of this trace carries a measured time: validate needs a captured trace");
+    throw std::invalid_argument("no kernel of this trace carries a measured time: validate needs a captured trace");
   v.mape /= double(v.kernels.size());
   for (const auto& [kind, s] : by_kind) v.mape_by_kind[kind] = s.first / s.second;
   return v;

@@ -82,6 +82,7 @@ class PlainTraceReader {
   // The next request, false at the end of the input; MemTraceError on a malformed line.
   bool next(PlainRequest& out);
   uint64_t line() const { return line_; }
+  const std::string& text() const { return text_; }  // the last line read
   const std::string& name() const { return name_; }
 
  private:

@@ -15,14 +15,16 @@ namespace indexsim::sim::memtrace {
 
 class PlainTraceSource : public RequestSource {
  public:
-  // `default_bytes` sizes requests whose line gives no length (every format but dramsys `(N)`).
-  PlainTraceSource(PlainTraceReader& reader, double clock_MHz, uint32_t default_bytes);
+  // `default_bytes` sizes requests whose line gives no length (every format but dramsys `(N)`). A
+  // request beyond `capacity_bytes` (0: unchecked) is a MemTraceError naming its line.
+  PlainTraceSource(PlainTraceReader& reader, double clock_MHz, uint32_t default_bytes, uint64_t capacity_bytes = 0);
   bool next(TimedRequest& out) override;
 
  private:
   PlainTraceReader& reader_;
   double period_ps_;
   uint32_t bytes_;
+  uint64_t capacity_;
   PlainRequest pr_;
 };
 

@@ -34,5 +34,5 @@ TEST(Validate, AnEmulatedTraceHasNothingToValidate) {
   KernelResult k;
   k.end_ns = 5;
   r.kernels.push_back(k);
-  EXPECT_THROW(validate_run(r), std::runtime_error);
+  EXPECT_THROW(validate_run(r), std::invalid_argument);
 }

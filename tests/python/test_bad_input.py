@@ -683,6 +683,10 @@ EXPORT = ["trace", "export", "{trace}", "--format", "dramsim3", "-o", "{tmp}/e.t
     (["validate", "--published", "a.yaml", "b.yaml"], ["'b.yaml'"]),
     (["validate", "--trace", "{trace}"], ["--trace and --hardware are required"]),
     (["validate", "--trace", "{trace}", "--hardware", "h200", "--nosuch"], ["'--nosuch'"]),
+    # an emulated trace has no measured times: refused before it is simulated, naming the file (was exit 1)
+    (["validate", "--trace", "{trace}", "--hardware", "h200"], ["{trace}", "no kernel of this trace carries a measured time"]),
+    # a directory given as a preset (was "not found")
+    (["run", "--hardware", "{tmp}", "--workload", "glm-5", "--context", "1024", "--fast"], ["is a directory, not a YAML file"]),
     # merge, and no command at all
     (["merge", "--nosuch"], ["'--nosuch'"]),
     (["merge", "{tmp}/s.sqlite"], ["usage: indexsim merge"]),
@@ -703,6 +707,8 @@ def test_a_bad_command_line_argument_is_named(exe, tmp_path, tiny_trace, args, n
     ("dramsim3", "0x0 READ 0\nzz READ 5\n", [":2:", "address 'zz'"]),
     ("dramsim3", "0x0 READ 0\n0x40 FETCHX 5\n", [":2:", "operation 'FETCHX'"]),
     ("dramsim3", "0x0 READ abc\n", [":1:", "cycle 'abc'"]),
+    # an address beyond the memory used to fail in the DRAM model, naming neither file nor line
+    ("dramsim3", "0x0 READ 0\n0xfffffffffff00000 READ 5\n", [":2:", "0xfffffffffff00000", "beyond the target's capacity"]),
     ("dramsim3", "0x0 READ -1\n", [":1:", "cycle '-1'"]),
     ("dramsim3", "0x0 READ 99999999999999999999999\n", [":1:", "cycle '99999999999999999999999'"]),
     ("dramsim3", "0x0 READ\n", [":1:", "3 fields"]),
