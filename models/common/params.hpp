@@ -39,6 +39,9 @@ struct Rule {
 
   static Rule any() { return {}; }
   static Rule positive() { Rule r; r.min = 0; r.min_exclusive = true; return r; }
+  // A digital part's clock: 1 MHz to 100 GHz. Outside that a value is a typo or a unit slip (1e-300
+  // MHz ran a 10^13-microsecond step to exit 0), and time in picoseconds loses its meaning.
+  static Rule clock_MHz() { return range(1, 1e5); }
   static Rule non_negative() { Rule r; r.min = 0; return r; }
   static Rule range(double lo, double hi) { Rule r; r.min = lo; r.max = hi; return r; }
   static Rule fraction() { return range(0.0, 1.0); }

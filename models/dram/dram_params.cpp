@@ -52,7 +52,7 @@ DramParams load_dram_params(const config::Node& n) {
   p.bus_width_bits = n.req<uint32_t>("bus_width_bits", Rule::power_of_two());
   p.burst_length = n.req<uint32_t>("burst_length", Rule::power_of_two());
   p.data_rate_Gbps = n.req<double>("data_rate_Gbps", Rule::positive());
-  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::clock_MHz());
   p.address_mapping = n.req<std::string>("address_mapping", Rule::choice(AddressMap::mapping_names()));
   p.channel_interleave_bytes = n.req<uint32_t>("channel_interleave_bytes", Rule::power_of_two());
   p.channel_hash = n.opt<std::string>("channel_hash", "none", Rule::choice({"none", "rotate"})) == "rotate";

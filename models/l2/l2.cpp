@@ -10,7 +10,7 @@ using config::Rule;
 
 L2Params L2Params::from(const config::Node& n) {
   L2Params p;
-  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::clock_MHz());
   p.capacity_MiB = n.req<double>("capacity_MiB", Rule::positive());
   p.line_B = n.req<uint32_t>("line_B", Rule::power_of_two());
   p.sector_B = n.req<uint32_t>("sector_B", Rule::power_of_two());

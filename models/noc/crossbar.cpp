@@ -10,7 +10,7 @@ using config::Rule;
 
 CrossbarParams CrossbarParams::from(const config::Node& n) {
   CrossbarParams p;
-  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::clock_MHz());
   // A port is one SM or one L2 slice: thousands at most (B200: 148 SMs, 128 slices); beyond that a
   // typo, not a crossbar, and the per-port state would not fit in memory.
   p.sm_ports = n.req<uint32_t>("sm_ports", Rule::range(1, 65536));

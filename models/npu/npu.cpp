@@ -22,7 +22,7 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 NpuParams NpuParams::load(const config::Node& n) {
   NpuParams p;
   p.cores = n.req<uint32_t>("cores", Rule::range(1, (1u << kCoreBits) - 1));
-  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::clock_MHz());
   p.array_rows = n.req<uint32_t>("array_rows", Rule::range(1, 4096));
   p.array_cols = n.req<uint32_t>("array_cols", Rule::range(1, 4096));
   auto m = n.child("macs_per_pe_per_cycle");

@@ -10,7 +10,7 @@ using config::Rule;
 SmParams SmParams::load(const config::Node& gpu) {
   SmParams p;
   p.sm_count = gpu.req<int>("sm_count", Rule::range(1, 4096));
-  p.sm_clock_MHz = gpu.req<double>("sm_clock_MHz", Rule::positive());
+  p.sm_clock_MHz = gpu.req<double>("sm_clock_MHz", Rule::clock_MHz());
   p.max_threads_per_sm = gpu.req<int>("max_threads_per_sm", Rule::positive());
   p.max_ctas_per_sm = gpu.req<int>("max_ctas_per_sm", Rule::range(1, 255));
   p.registers_per_sm = gpu.req<int>("registers_per_sm", Rule::positive());

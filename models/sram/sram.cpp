@@ -11,7 +11,7 @@ using config::Rule;
 
 SramParams SramParams::from(const config::Node& n) {
   SramParams p;
-  p.clock_MHz = n.req<double>("clock_MHz", Rule::positive());
+  p.clock_MHz = n.req<double>("clock_MHz", Rule::clock_MHz());
   p.capacity_KiB = n.req<double>("capacity_KiB", Rule::positive());
   p.banks = n.req<uint32_t>("banks", Rule::positive());
   p.bank_interleave_B = n.req<uint32_t>("bank_interleave_B", Rule::power_of_two());

@@ -11,8 +11,8 @@ using trace::Precision;
 
 TensorCoreParams TensorCoreParams::load(const config::Node& gpu) {
   TensorCoreParams p;
-  p.sm_clock_MHz = gpu.req<double>("sm_clock_MHz", Rule::positive());
-  p.tensor_clock_MHz = gpu.req<double>("tensor_clock_MHz", Rule::positive());
+  p.sm_clock_MHz = gpu.req<double>("sm_clock_MHz", Rule::clock_MHz());
+  p.tensor_clock_MHz = gpu.req<double>("tensor_clock_MHz", Rule::clock_MHz());
   auto t = gpu.child("tensor_flops_per_clk_per_sm");
   p.flops_per_clk[int(Precision::tf32)] = t.req<double>("tf32", Rule::non_negative());
   p.flops_per_clk[int(Precision::bf16)] = t.req<double>("bf16", Rule::positive());
