@@ -29,6 +29,10 @@ def test_pip_install_in_a_fresh_venv_runs_a_simulation(tmp_path):
     exe = env_dir / "bin" / "indexsim"
     version = subprocess.run([str(exe), "--version"], check=True, capture_output=True, text=True, env=env)
     assert version.stdout.startswith("indexsim ")
+    # The wheel carries its shared libraries (test_package_libs.py checks how they are found).
+    pkg = Path(subprocess.run([py, "-c", "import indexsim, os; print(os.path.dirname(indexsim.__file__))"], check=True,
+                              capture_output=True, text=True, env=env).stdout.strip())
+    assert list((pkg / "lib").glob("libsystemc*")), sorted(p.name for p in pkg.iterdir())
     code = ("import indexsim, sys; assert indexsim._core is not None; "
             "r = indexsim.run(hardware='h200', workload='glm-5', context=1024, fast=True, sets=["
             "'workload.model.num_layers=2', 'workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]', "
