@@ -67,8 +67,11 @@ nlohmann::json fit_shared_memory(trace::KernelTiling& t, const model::Processor&
 // hardware's resolved configuration then records it. A policy with no such section is an error.
 void apply_cache_policy(config::Document& hw, const std::string& tech_file, const std::string& policy) {
   if (policy == "hardware") return;
-  const YAML::Node& root = hw.root().raw();
-  const std::string interconnect = read_layout(hw.root()).interconnect;
+  // The Node must outlive the reference into it (AddressSanitizer: stack-use-after-scope when the
+  // reference was taken from a temporary).
+  const config::Node hw_root = hw.root();
+  const YAML::Node& root = hw_root.raw();
+  const std::string interconnect = read_layout(hw_root).interconnect;
   const YAML::Node regions = root[interconnect].IsMap() ? root[interconnect]["regions"] : YAML::Node();
   int applied = 0;
   if (regions.IsSequence())
