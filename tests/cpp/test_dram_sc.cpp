@@ -224,7 +224,10 @@ TEST_F(DramSystemC, ApproximatelyTimedInitiatorsKeepMoreInFlightThanLooselyTimed
   // done), an AT one as many as the queues accept, so the AT run ends sooner:
   // t_AT < t_LT, and neither beats the reads' bytes at the core's peak bandwidth.
   auto run = [](bool approximately_timed) {
-    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+    // A fresh context per run (one elaboration each), kept reachable as the fixture's is.
+    static std::vector<sc_core::sc_simcontext*> contexts;
+    contexts.push_back(new sc_core::sc_simcontext());
+    sc_core::sc_curr_simcontext = contexts.back();
     sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
     DramSc dram("dram", indexsim::test::load_hbm("h100", kSmallQueues));
     FanIn fan("fan");
