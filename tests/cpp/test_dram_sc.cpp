@@ -224,10 +224,12 @@ TEST_F(DramSystemC, ApproximatelyTimedInitiatorsKeepMoreInFlightThanLooselyTimed
   // done), an AT one as many as the queues accept, so the AT run ends sooner:
   // t_AT < t_LT, and neither beats the reads' bytes at the core's peak bandwidth.
   auto run = [](bool approximately_timed) {
-    // A fresh context per run (one elaboration each), kept reachable as the fixture's is.
-    static std::vector<sc_core::sc_simcontext*> contexts;
-    contexts.push_back(new sc_core::sc_simcontext());
-    sc_core::sc_curr_simcontext = contexts.back();
+    // A fresh context per run (one elaboration each); the one it replaces (the fixture's, then the
+    // first run's) is kept reachable, as the last one is through the global.
+    // (Never destroyed: LeakSanitizer looks after static destructors have run.)
+    static auto* replaced = new std::vector<sc_core::sc_simcontext*>();
+    replaced->push_back(sc_core::sc_curr_simcontext);
+    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
     sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
     DramSc dram("dram", indexsim::test::load_hbm("h100", kSmallQueues));
     FanIn fan("fan");
