@@ -71,6 +71,7 @@ int bench_memory(const Args& args) {
   } else {
     spec.pattern = sim::parse_bench_pattern(pattern_s);
     spec.requests = ap.u64("--requests", 1000000);
+    if (spec.requests == 0) throw std::invalid_argument("--requests = 0: must be >= 1");
     spec.seed = ap.u64("--seed", 1);
     spec.write_fraction = ap.f64("--write-fraction", spec.pattern == sim::BenchPattern::Mix ? 1.0 / 3.0 : 0.0);
     if (spec.write_fraction > 1)
@@ -149,6 +150,7 @@ int bench_memory(const Args& args) {
     sim::memtrace::PlainTraceReader reader(trace_file, format, codec.get());
     sim::memtrace::PlainTraceSource source(reader, trace_clock_MHz, spec.bytes, cap);
     r = sim::run_trace_bench(*dev, source, tspec);
+    if (r.requests == 0) throw std::invalid_argument("memory trace " + trace_file + " holds no request");
     char buf[96];
     if (tspec.back_to_back) timing = "back-to-back";
     else if (!sim::memtrace::has_timestamps(format)) timing = "in order as accepted (the format has no time stamps)";

@@ -88,6 +88,9 @@ int run_cmd(const Args& args) {
   const double refine_percent = ap.f64("--refine-percent", 100 * defaults.refine_tolerance);
   const uint64_t max_simulated = ap.u64("--max-simulated-chunks", defaults.max_simulated_chunks);
   const uint64_t jobs = ap.u64("--jobs", 1);
+  if (jobs < 1 || jobs > 256) throw std::invalid_argument("--jobs " + std::to_string(jobs) + ": must be between 1 and 256 threads");
+  if (!(refine_percent <= 100))
+    throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) + ": a share of the time to first token, at most 100");
   const bool json = ap.flag("--json");
   const bool kernels = ap.flag("--kernels");
   const std::string db = ap.value("--db");
@@ -110,7 +113,7 @@ int run_cmd(const Args& args) {
     if (!(refine_percent >= 0)) throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) + ": must be >= 0");
     ps.refine_tolerance = refine_percent / 100;
     ps.max_simulated_chunks = uint32_t(std::min<uint64_t>(max_simulated, UINT32_MAX));
-    ps.workers = uint32_t(std::max<uint64_t>(1, jobs));
+    ps.workers = uint32_t(jobs);
     // Of at most M simulated chunks (refinement decides how many), so the ETA is an upper bound.
     if (bar) ps.progress = [&bar](size_t i, uint64_t c) { bar->update(double(i), "chunk " + std::to_string(c)); };
     std::vector<sim::PrefillChunk> chunks;

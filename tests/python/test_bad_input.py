@@ -549,6 +549,10 @@ EXPORT = ["trace", "export", "{trace}", "--format", "dramsim3", "-o", "{tmp}/e.t
     # the work budget: a run asking for more line requests than it allows is refused before it starts
     ([*RUN, "--max-line-requests", "1000"], ["work budget", "--max-line-requests 1e+03"]),
     ([*RUN, "--max-line-requests", "-1"], ["--max-line-requests", "'-1'"]),
+    # were accepted: no thread, a share of the time to first token above 100 %, no request
+    ([*RUN, "--jobs", "0"], ["--jobs 0", "between 1 and 256"]),
+    ([*RUN, "--refine-percent", "1e30"], ["--refine-percent", "at most 100"]),
+    (["bench", "memory", "--hardware", "h200", "--pattern", "stream", "--requests", "0"], ["--requests = 0"]),
     # an option given twice was called "unknown"
     ([*RUN, "--context", "2048"], ["--context is given more than once"]),
     ([*RUN, "--fast"], ["--fast is given more than once"]),
@@ -710,6 +714,7 @@ def test_a_bad_command_line_argument_is_named(exe, tmp_path, tiny_trace, args, n
     ("dramsim3", "0x0 READ 0\nzz READ 5\n", [":2:", "address 'zz'"]),
     ("dramsim3", "0x0 READ 0\n0x40 FETCHX 5\n", [":2:", "operation 'FETCHX'"]),
     ("dramsim3", "0x0 READ abc\n", [":1:", "cycle 'abc'"]),
+    ("dramsim3", "# only a comment\n", [" holds no request"]),   # an empty trace ran, reporting nothing
     # an address beyond the memory used to fail in the DRAM model, naming neither file nor line
     ("dramsim3", "0x0 READ 0\n0xfffffffffff00000 READ 5\n", [":2:", "0xfffffffffff00000", "beyond the target's capacity"]),
     ("dramsim3", "0x0 READ -1\n", [":1:", "cycle '-1'"]),
