@@ -71,9 +71,7 @@ PYBIND11_MODULE(_core, m) {
       "merge",
       [](const std::string& db, const std::vector<std::string>& shards) {
         sim::Store into(db);
-        size_t added = 0;
-        for (const auto& s : shards) added += into.merge_from(s);
-        return added;
+        return into.merge(shards);
       },
       "Copies the runs of the shards that db lacks; returns how many", py::arg("db"), py::arg("shards"));
   m.def(

@@ -105,7 +105,7 @@ int bench_memory(const Args& args) {
   std::unique_ptr<model::MemoryDevice> dev;
   if (!layout.cache.empty()) {
     auto system = sim::make_target(root, "system");
-    if (!layout.processors.empty()) sm_clock_MHz = sim::build_machine(root, *system).processors.front()->clock_MHz();
+    if (!layout.processors.empty()) sm_clock_MHz = sim::build_machine(root, *system).main().clock_MHz();
     doc->check_unused();
     dev = target == "system" ? std::move(system) : sim::make_target(root, target);
   } else {

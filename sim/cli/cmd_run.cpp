@@ -89,8 +89,9 @@ int run_cmd(const Args& args) {
   const uint64_t max_simulated = ap.u64("--max-simulated-chunks", defaults.max_simulated_chunks);
   const uint64_t jobs = ap.u64("--jobs", 1);
   if (jobs < 1 || jobs > 256) throw std::invalid_argument("--jobs " + std::to_string(jobs) + ": must be between 1 and 256 threads");
-  if (!(refine_percent <= 100))
-    throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) + ": a share of the time to first token, at most 100");
+  if (!(refine_percent >= 0 && refine_percent <= 100))
+    throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) +
+                                ": a share of the time to first token, at least 0 and at most 100");
   const bool json = ap.flag("--json");
   const bool kernels = ap.flag("--kernels");
   const std::string db = ap.value("--db");
@@ -110,7 +111,6 @@ int run_cmd(const Args& args) {
     ps.run = spec;
     ps.run.progress = nullptr;
     ps.sampled_chunks = uint32_t(sampled);
-    if (!(refine_percent >= 0)) throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) + ": must be >= 0");
     ps.refine_tolerance = refine_percent / 100;
     ps.max_simulated_chunks = uint32_t(std::min<uint64_t>(max_simulated, UINT32_MAX));
     ps.workers = uint32_t(jobs);

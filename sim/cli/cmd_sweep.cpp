@@ -113,12 +113,11 @@ int merge_cmd(const Args& args) {
     if (fs::exists(pos[0], ec) && fs::equivalent(pos[0], pos[i], ec))
       throw std::invalid_argument("merge: shard " + pos[i] + " is " + pos[0] + " itself");
   }
-  // Every shard is checked before any is merged: a bad one after good ones used to leave INTO
-  // half-merged.
-  for (size_t i = 1; i < pos.size(); ++i) sim::Store::check_shard(pos[i]);
+  // Every shard is checked before any is merged (Store::merge): a bad one after good ones used to
+  // leave INTO half-merged.
+  for (size_t i = 1; i < pos.size(); ++i) sim::Store::check_shard(pos[i]);  // before INTO is opened (created)
   sim::Store into(pos[0]);
-  size_t added = 0;
-  for (size_t i = 1; i < pos.size(); ++i) added += into.merge_from(pos[i]);
+  const size_t added = into.merge({pos.begin() + 1, pos.end()});
   std::cout << "merged " << pos.size() - 1 << " shard(s) into " << pos[0] << ": " << added << " new run(s), "
             << into.keys().size() << " in all\n";
   return 0;

@@ -13,10 +13,10 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/core/config_load.hpp"
 #include "models/common/params.hpp"
-#include "models/common/processor.hpp"
 #include "models/common/units.hpp"
 #include "sim/core/paths.hpp"
 #include "sim/core/version.hpp"
+#include "sim/memsys/machine.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "sim/memtrace/export.hpp"
 #include "sim/memtrace/plain_trace.hpp"
@@ -254,9 +254,9 @@ int export_plain(ArgParser& a) {
     o.capacity_bytes = device->capacity_bytes();
     const sim::SystemLayout layout = sim::read_layout(root);
     if (!layout.processors.empty()) {  // the requests as the first processor sizes them
-      const auto proc = model::make_processor(root.child(layout.processors.front().section), *device);
-      o.line_bytes = proc->line_bytes();
-      o.sector_bytes = proc->sector_bytes();
+      const sim::Machine machine = sim::build_machine(root, *device);
+      o.line_bytes = machine.main().line_bytes();
+      o.sector_bytes = machine.main().sector_bytes();
     }
     if (format == mt::Format::RamulatorReadWrite)
       codec = std::make_unique<mt::AddressVectorCodec>(model::dram::load_dram_params(section));

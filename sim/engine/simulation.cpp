@@ -34,7 +34,6 @@ struct Loaded {
   std::vector<RegionInfo> regions;
   std::unique_ptr<BuiltTarget> memory;
   Machine machine;                      // the hardware's processors over `memory`
-  model::Processor* processor = nullptr;  // slot 0: runs every kernel nothing moves
   trace::LaunchLimits limits;  // the processor's, with the fabric's
   trace::TraceData built;  // RunSpec::build_trace's trace
   trace::StepParams step;
@@ -123,7 +122,6 @@ Loaded load(const RunSpec& spec) {
   // The whole system is built even when only resolving: building reads (and validates) every key.
   auto system = make_target(hw, "system");
   L.machine = build_machine(hw, *system);
-  L.processor = L.machine.processors.front().get();
   const auto table = read_regions(hw);
   for (size_t i = 0; i < table.size(); ++i) {
     const model::MemoryDevice* dev = system->part(table[i].name);
@@ -133,7 +131,7 @@ Loaded load(const RunSpec& spec) {
   }
   L.memory = std::move(system);
   // What kernel libraries read from the device and its topology shapes the emulated kernels.
-  L.limits = L.processor->launch_limits();
+  L.limits = L.machine.main().launch_limits();
   L.limits.fabric = trace::read_fabric_limits(hw);
   L.hw->check_unused();
 
@@ -149,7 +147,7 @@ Loaded load(const RunSpec& spec) {
     L.wl = load_document("workloads", spec.workload, spec.sets);
     L.shape = trace::load_model_shape(L.wl->root());
     L.wl->check_unused();
-    const auto fitted = fit_shared_memory(L.shape.kernels, *L.processor);
+    const auto fitted = fit_shared_memory(L.shape.kernels, L.machine.main());
     if (!fitted.empty()) step["smem_fitted_to_gpu"] = fitted;
     L.techniques.reshape(L.shape);
     L.have_shape = true;
@@ -226,8 +224,8 @@ void check_work_budget(const Workload& w, const model::Processor& proc, double m
   if (lines > max_lines) {
     char text[200];
     std::snprintf(text, sizeof text, "work budget: the run's kernels ask for %.3Lg line requests of %u B, more than "
-                  "--max-line-requests %.3g (default 1e11, about a day of detailed simulation; 0: no budget)",
-                  lines, proc.line_bytes(), max_lines);
+                  "--max-line-requests %.3g (default %.3g, about a day of detailed simulation; 0: no budget)",
+                  lines, proc.line_bytes(), max_lines, RunSpec().max_line_requests);
     throw std::invalid_argument(text);
   }
 }
@@ -266,7 +264,7 @@ RunResult simulate(const RunSpec& spec) {
   place_on_npu(w, L);
 
   const Placement pl = place(w.tensors(), L.regions, L.placement);
-  check_work_budget(w, *L.processor, spec.max_line_requests);
+  check_work_budget(w, L.machine.main(), spec.max_line_requests);
 
   ReplayInput in;
   in.workload = &w;

@@ -19,10 +19,12 @@ namespace indexsim::sim {
 struct Machine {
   std::unique_ptr<model::MemoryPorts> ports;                // only with more than one processor
   std::vector<std::unique_ptr<model::Processor>> processors;  // in slot order
+  // Slot 0: runs every kernel that no technique or placement moves.
+  model::Processor& main() const { return *processors.front(); }
 };
 
 // ConfigError naming `system.processors` when there is none; the interconnect's requester ports
-// are checked against the processors' units (check_requester_ports).
+// are checked against the processors' units.
 Machine build_machine(const config::Node& hw_root, BuiltTarget& memory);
 
 }  // namespace indexsim::sim

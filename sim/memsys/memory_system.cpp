@@ -249,24 +249,9 @@ std::vector<std::string> target_names(const Node& root) {
   return names;
 }
 
-// The crossbar has one port per requester and one per cache slice. A port count that disagrees with
-// the count it stands for folds requesters onto shared ports (or leaves slices unreachable) without
-// a word, so the two must agree: a `--set hardware.l2.slices=128` needs its `noc.memory_ports=128`.
-void check_requester_ports(const Node& root, const std::vector<uint32_t>& units) {
-  const SystemLayout layout = read_layout(root);
-  const Node noc = root.child(layout.interconnect);
-  uint64_t total = 0;
-  std::string parts;
-  for (size_t i = 0; i < units.size() && i < layout.processors.size(); ++i) {
-    total += units[i];
-    parts += (parts.empty() ? "" : " + ") + layout.processors[i].section + " " + std::to_string(units[i]);
-  }
-  const auto ports = noc.req<uint32_t>("sm_ports", Rule::positive());
-  if (ports != total)
-    noc.fail("sm_ports", std::to_string(ports),
-             "must equal the processors' units, " + std::to_string(total) + " (" + parts + "): one port per unit");
-}
-
+// The crossbar has one port per cache slice (its port per requester: sim/memsys/machine.cpp). A port
+// count that disagrees with the count it stands for leaves slices unreachable without a word, so the
+// two must agree: a `--set hardware.l2.slices=128` needs its `noc.memory_ports=128`.
 namespace {
 void check_cache_ports(const Node& root, const SystemLayout& layout) {
   const Node noc = root.child(layout.interconnect), cache = root.child(layout.cache);

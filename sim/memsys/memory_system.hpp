@@ -39,10 +39,6 @@ struct SystemLayout {
 };
 SystemLayout read_layout(const config::Node& hw_root);
 
-// The interconnect has one requester port per unit of every processor: `units[i]` units in slot i.
-// ConfigError naming the port count and the processors otherwise.
-void check_requester_ports(const config::Node& hw_root, const std::vector<uint32_t>& units);
-
 struct RegionSpec {
   std::string name;     // e.g. "hbm"
   std::string section;  // e.g. "memory.hbm"

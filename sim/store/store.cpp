@@ -333,9 +333,14 @@ std::vector<std::string> Store::keys(const std::string& status) const {
   return out;
 }
 
-size_t Store::merge_from(const std::string& other) {
-  check_shard(other);  // read-only: a shard is never written
+size_t Store::merge(const std::vector<std::string>& shards) {
+  for (const auto& s : shards) check_shard(s);  // read-only: a shard is never written
   const size_t before = keys().size();
+  for (const auto& s : shards) merge_one(s);
+  return keys().size() - before;
+}
+
+void Store::merge_one(const std::string& other) {
   Stmt a(db_, "ATTACH DATABASE ? AS shard");
   a.bind(1, other).step();
   try {
@@ -359,7 +364,6 @@ size_t Store::merge_from(const std::string& other) {
     throw;
   }
   exec("DETACH DATABASE shard;");
-  return keys().size() - before;
 }
 
 }  // namespace indexsim::sim

@@ -51,14 +51,17 @@ class Store {
   // stale_after_s ago). A dead sweep's claim is taken over. release() gives this process's back.
   bool claim(const std::string& key, int64_t stale_after_s = 24 * 3600);
   void release(const std::string& key);
-  // Copies every run of `other` that this store lacks (shard merge); returns how many.
-  size_t merge_from(const std::string& other_path);
+  // Copies every run of the shards that this store lacks; returns how many. Every shard is checked
+  // (check_shard) before any is merged, so a bad one leaves this store as it was.
+  size_t merge(const std::vector<std::string>& shard_paths);
+  size_t merge_from(const std::string& other_path) { return merge({other_path}); }
   // A shard must be a results database of this schema version; checked read-only, so that a
   // refused file is left as it was. std::runtime_error naming the file otherwise.
   static void check_shard(const std::string& path);
   void exec(const std::string& sql);
 
  private:
+  void merge_one(const std::string& other_path);  // a checked shard, in one transaction
   sqlite3* db_ = nullptr;
   std::string path_;
 };
