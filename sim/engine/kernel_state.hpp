@@ -17,6 +17,12 @@ namespace indexsim::sim {
 
 struct SegmentMember;
 
+// A kernel's gathers in lines of the L2: summed over their rows, and distinct over the kernel
+// (both 0 without gathers). Segment reuse matches them within a tolerance.
+struct GatherSummary {
+  double row_lines = 0, distinct_lines = 0;
+};
+
 struct KernelState {
   const trace::KernelRecord* rec = nullptr;
   std::vector<const trace::AccessRecord*> accesses;
@@ -49,6 +55,7 @@ struct KernelState {
   double roofline_ps_per_wave() const { return roofline_ns() * 1e3 / waves(); }
   // Segment reuse (ReplayOptions::reuse).
   std::string signature;          // everything that decides the kernel's timing, except addresses
+  GatherSummary gather;           // its gathers' lines (segment_reuse.cpp), set with the signature
   model::Tick ready_at = 0;
   bool reused = false;
   const SegmentMember* stand_in = nullptr;   // takes this member's figures when it becomes ready

@@ -14,9 +14,15 @@ using trace::AccessRecord;
 namespace {
 constexpr uint64_t kAlignmentBytes = 4096;   // a larger alignment than any line or chunk
 constexpr size_t kMaxSegmentsPerStart = 16;  // memos kept per first-member signature
+// Two kernels' gather summaries match when each figure is within 2 % of the other's (see signature()).
+constexpr double kGatherTolerance = 0.02;
+bool similar(const GatherSummary& a, const GatherSummary& b) {
+  auto near = [](double x, double y) { return std::abs(x - y) <= kGatherTolerance * std::max(x, y); };
+  return near(a.row_lines, b.row_lines) && near(a.distinct_lines, b.distinct_lines);
+}
 }  // namespace
 
-std::string SegmentReuse::signature(const KernelState& k) const {
+std::string SegmentReuse::signature(KernelState& k) const {
   // Tensors and addresses are left out (the same layer shape at another address, another expert of
   // the same size), except a tensor's size and the region it lives in, and an access's alignment
   // within 4 KiB, which decides how it splits into sectors, lines and fast-mode chunks.
@@ -50,12 +56,15 @@ std::string SegmentReuse::signature(const KernelState& k) const {
     put(a->row_pitch_bytes);
     put(a->rows.size());
   }
-  // The kernel's gathers are summarised by their rows (above) and the lines those rows touch, in 2 %
-  // steps: summed over the gathers' rows (how each row splits into lines) and distinct over the
-  // whole kernel (what its CTAs share in the L2; a record's CTAs are counted once). Two layers' top-k selections drawn alike differ in which rows they
-  // pick (their durations spread by ~2 % in the detailed mode, glm-5 decode), hardly in the traffic
-  // they make; per CTA, 2 % steps of a few hundred lines would tell most such layers apart. A gather
-  // with other locality (a captured trace's) still runs on its own.
+  // The kernel's gathers are summarised by their rows (above) and the lines those rows touch, beside
+  // the signature (k.gather), matched within 2 %: summed over the gathers' rows (how each row splits
+  // into lines) and distinct over the whole kernel (what its CTAs share in the L2; a record's CTAs
+  // are counted once). Two layers' top-k selections drawn alike differ in which rows they pick
+  // (their durations spread by ~2 % in the detailed mode, glm-5 decode), hardly in the traffic they
+  // make; per CTA, 2 % of a few hundred lines would tell most such layers apart. A gather with other
+  // locality (a captured trace's) still runs on its own. Within 2 %, not in the same 2 % step: with
+  // steps, a layer whose figure fell just across a step's edge was simulated again (a DeepSeek-V3.2
+  // 32K prefill chunk simulated its sparse attention twice, 23 s of its 143 s).
   struct Span {
     uint64_t lo = UINT64_MAX, hi = 0;
     std::vector<uint64_t> bits;
@@ -89,8 +98,7 @@ std::string SegmentReuse::signature(const KernelState& k) const {
   }
   for (const auto& [tensor, sp] : touched)
     for (uint64_t w : sp.bits) distinct += double(__builtin_popcountll(w));
-  put(int32_t(std::floor(std::log(row_lines) / std::log(1.02))));
-  put(int32_t(std::floor(std::log(distinct) / std::log(1.02))));
+  k.gather = {row_lines, distinct};
   return sig;
 }
 
@@ -114,8 +122,8 @@ void SegmentReuse::close(const std::vector<model::ProcessorActivity>& activity) 
   SegmentMemo m;
   for (uint32_t kid : recording_.kernels) {
     const KernelState& k = k_[kid];
-    m.members.push_back({signature_of(kid), k.ready_at - recording_.start, k.end - k.ready_at, k.bytes_read,
-                         k.bytes_written, k.requests, k.ctas_simulated});
+    m.members.push_back({signature_of(kid), k.gather, k.ready_at - recording_.start, k.end - k.ready_at,
+                         k.bytes_read, k.bytes_written, k.requests, k.ctas_simulated});
     m.span = std::max(m.span, k.end - recording_.start);
   }
   for (size_t p = 0; p < activity.size(); ++p)
@@ -137,6 +145,7 @@ const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, uint32_t kid
   auto it = lib.find(signature_of(kid));
   if (it == lib.end()) return nullptr;
   for (const SegmentMemo& memo : it->second) {
+    if (!similar(memo.members[0].gather, k_[kid].gather)) continue;
     std::vector<uint32_t> who(memo.members.size(), UINT32_MAX);
     std::map<uint32_t, std::pair<uint32_t, Tick>> left;   // kernel -> dependences left, last end
     std::priority_queue<std::pair<Tick, uint32_t>, std::vector<std::pair<Tick, uint32_t>>, std::greater<>> ends;
@@ -155,7 +164,8 @@ const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, uint32_t kid
         // A member not yet matched, ready at this offset with this signature.
         uint32_t match = UINT32_MAX;
         for (uint32_t j = 1; j < memo.members.size() && match == UINT32_MAX; ++j)
-          if (who[j] == UINT32_MAX && memo.members[j].ready == ready - now && memo.members[j].signature == signature_of(d))
+          if (who[j] == UINT32_MAX && memo.members[j].ready == ready - now && memo.members[j].signature == signature_of(d) &&
+              similar(memo.members[j].gather, k_[d].gather))
             match = j;
         if (match == UINT32_MAX) {
           same = false;

@@ -20,6 +20,7 @@ namespace indexsim::sim {
 // What a simulated segment leaves for a later one that repeats it, per member (the first first).
 struct SegmentMember {
   std::string signature;
+  GatherSummary gather;           // matched within a tolerance, not exactly
   model::Tick ready = 0;          // after the segment's start
   model::Tick duration = 0;       // ready to end
   uint64_t bytes_read = 0, bytes_written = 0, requests = 0, ctas_simulated = 0;
@@ -56,8 +57,9 @@ class SegmentReuse {
     if (recording_.active) recording_.kernels.push_back(kid);
   }
 
-  // Raw bytes of every field that decides the kernel's timing, except its addresses.
-  std::string signature(const KernelState& k) const;
+  // Raw bytes of every field that decides the kernel's timing, except its addresses and its gathers'
+  // rows, which it summarises in k.gather.
+  std::string signature(KernelState& k) const;
   // The memos this replay stored.
   const SegmentLibrary& library() const { return segments_; }
 

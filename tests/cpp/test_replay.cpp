@@ -363,6 +363,29 @@ TEST(Replay, FastModeMatchesGathersByTrafficNotByWhichRowsTheyPick) {
   EXPECT_EQ(out.kernels[2].simulated, "all");
 }
 
+TEST(Replay, FastModeMatchesGathersWhoseLinesAreWithinTwoPercent) {
+  // Single-CTA gathers of 101 rows of 256 B (two lines each) in a chain. A's rows are distinct: 202
+  // row lines, 202 distinct. B repeats one row: 202 and 200 (1 % fewer distinct lines), so it reuses
+  // A's duration; 202 and 200 lay on either side of a 2 % step's edge (1.02^268 = 201.8), which
+  // the matching by steps did not reuse. C repeats four rows: 194 distinct (4 % fewer), so it runs.
+  Rig rig;
+  auto gather = [](uint32_t kernel, uint32_t repeats) {
+    AccessRecord g;
+    g.kernel = kernel;
+    g.kind = AccessRecord::Kind::gather;
+    g.row_bytes = 256;
+    g.row_pitch_bytes = 256;
+    for (uint32_t i = 0; i < 101; ++i) g.rows.push_back(i < repeats ? 3 * 100 : 3 * i + 1000 * kernel);
+    return g;
+  };
+  test::FakeMemory mem(100.0, 100.0);
+  auto out = run_fast(rig, {kernel(0, 1), kernel(1, 1, {0}), kernel(2, 1, {1})}, {gather(0, 0), gather(1, 2), gather(2, 5)},
+                      mem, true);
+  EXPECT_EQ(out.kernels[0].simulated, "all");
+  EXPECT_EQ(out.kernels[1].simulated, "reused");
+  EXPECT_EQ(out.kernels[2].simulated, "all");
+}
+
 TEST(Replay, FastModeMatchesGathersByTheLinesTheWholeKernelTouches) {
   // Kernels of 4 CTAs, each CTA gathering 64 rows of 256 B (two lines each). A's CTAs pick disjoint
   // rows (512 distinct lines); B does the same elsewhere and reuses A's duration; C's four CTAs all
