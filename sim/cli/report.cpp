@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/cli/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "models/common/units.hpp"
 
@@ -45,13 +47,26 @@ void print_result(std::ostream& os, const sim::RunResult& r, bool per_kernel) {
        << fmts("%-14s", human_bytes(l.bytes)) << fmt(" %9.3f", l.flops / 1e9) << fmt("  %11.2f", l.roof / 1e3)
        << "\n";
   if (per_kernel) {
-    os << "\nkernel                              stream  start_us   time_us  roof_us  ratio  bound    bytes          GFLOP\n";
+    os << "\nkernel                              stream  start_us   time_us  roof_us  ratio  bound    bytes          GFLOP  "
+          "simulated  wall_s\n";
     for (const auto& k : r.kernels)
       os << fmts("%-36s", k.name.substr(0, 36)) << fmt(" %5.0f", k.stream) << fmt("  %8.2f", k.start_ns / 1e3)
          << fmt("  %8.2f", k.duration_ns() / 1e3) << fmt("  %7.2f", k.roofline_ns / 1e3)
          << fmt("  %5.2f", k.roofline_ns > 0 ? k.duration_ns() / k.roofline_ns : 0) << "  " << fmts("%-7s", k.bound)
          << "  " << fmts("%-14s", human_bytes(double(k.bytes_read + k.bytes_written)))
-         << fmt(" %8.3f", k.flops / 1e9) << "\n";
+         << fmt(" %8.3f", k.flops / 1e9) << "  " << fmts("%-9s", k.simulated) << fmt(" %7.2f", k.wall_s) << "\n";
+    // Where the run's host time went, by kernel kind (what a faster simulator has to make cheaper).
+    std::map<std::string, double> by_kind;
+    double simulated_wall = 0;
+    for (const auto& k : r.kernels) by_kind[k.kind] += k.wall_s, simulated_wall += k.wall_s;
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [kind, w] : by_kind)
+      if (w > 0) order.push_back({-w, kind});
+    std::sort(order.begin(), order.end());
+    os << "\nhost wall by kernel kind (kernels that overlap share it):";
+    for (const auto& [w, kind] : order)
+      os << " " << kind << fmt(" %.2f s", -w) << fmt(" (%.0f %%)", simulated_wall > 0 ? -100 * w / simulated_wall : 0) << ";";
+    os << "\n";
   }
   os << "\n";
   for (const auto& m : r.metrics) {

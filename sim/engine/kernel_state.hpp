@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -58,6 +59,10 @@ struct KernelState {
   GatherSummary gather;           // its gathers' lines (segment_reuse.cpp), set with the signature
   model::Tick ready_at = 0;
   bool reused = false;
+  // Host time the simulator spent on it: from its launch (warming included) to its last simulated
+  // CTA's end. Kernels that overlap in simulated time share host time, so these do not add up.
+  std::chrono::steady_clock::time_point wall_start;
+  double wall_s = 0;
   const SegmentMember* stand_in = nullptr;   // takes this member's figures when it becomes ready
 };
 

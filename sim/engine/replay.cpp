@@ -184,6 +184,7 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
     reuse_->joined(kid);
   }
   // A sampled kernel simulates its last CTAs, after warming with the ones before.
+  k.wall_start = std::chrono::steady_clock::now();
   model::Processor& proc = proc_of(kid);
   if (k.sample_first > 0) proc.warm(work(kid, 0, k.sample_first));
   proc.launch(work(kid, k.sample_first, k.ctas_simulated), now);
@@ -214,6 +215,7 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
     }
   }
   if (k.ctas_done == k.ctas_simulated) {
+    k.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - k.wall_start).count();
     if (k.ctas_simulated == r.cta_count()) {
       end_kernel(e.kernel, now);
     } else {
@@ -339,6 +341,7 @@ ReplayOutput Engine::results(Tick now) {
     kr.ctas_per_sm = k.per_unit;
     kr.measured_ns = double(r.measured_ns);
     kr.simulated = k.reused ? "reused" : k.ctas_simulated < r.cta_count() ? "sampled" : "all";
+    kr.wall_s = k.wall_s;
     kr.processor = procs_[k.proc]->unit_name();
     kr.roofline_ns = k.roofline_ns();
     kr.bound = k.mem_roofline_ns >= k.flop_roofline_ns ? "memory" : "compute";

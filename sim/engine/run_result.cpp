@@ -51,7 +51,8 @@ nlohmann::json RunResult::to_json(bool with_kernels) const {
                     {"ctas", k.ctas},
                     {"ctas_per_sm", k.ctas_per_sm},
                     {"simulated", k.simulated},
-                    {"processor", k.processor}});
+                    {"processor", k.processor},
+                    {"wall_s", k.wall_s}});
   }
   return j;
 }

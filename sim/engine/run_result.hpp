@@ -29,6 +29,10 @@ struct KernelResult {
   // extrapolated at their rate); "reused" (fast mode: the duration of an identical earlier kernel).
   std::string simulated = "all";
   std::string processor = "SM";  // what the units it ran on are called (Processor::unit_name)
+  // Host seconds the simulator spent on it (0 when reused): where a run's wall time goes. Kernels
+  // that overlap share host time. In the JSON and the --kernels table, not in the store (it is not
+  // part of what a run computes).
+  double wall_s = 0;
   double duration_ns() const { return end_ns - start_ns; }
 };
 

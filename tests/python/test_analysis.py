@@ -60,6 +60,11 @@ def test_run_reuse_false_simulates_every_kernel_and_records_the_mode(exe):
     assert not (b.kernels["simulated"] == "reused").any()
     assert a.config["mode"] == "fast" and b.config["mode"] == "fast-no-reuse"
     assert a.key != b.key
+    # Each kernel says how much host time the simulator spent on it: none on a reused one, some on
+    # a simulated one, and no more in all than the run took.
+    assert (a.kernels.loc[a.kernels["simulated"] == "reused", "wall_s"] == 0).all()
+    assert (a.kernels.loc[a.kernels["simulated"] != "reused", "wall_s"] > 0).all()
+    assert b.kernels["wall_s"].sum() <= b.wall_s
 
 
 def test_run_steps_repeats_the_decode_step_on_one_hardware_state(exe):
