@@ -37,6 +37,17 @@ PlacementPolicy PlacementPolicy::load(const config::Node& n) {
   p.cxl_enabled = n.opt<bool>("cxl_enabled", false);
   p.npu_cache_policy = n.opt<std::string>("npu_cache_policy", "hardware", Rule::choice({"hardware", "lru", "fifo", "scratchpad"}));
   p.page_bytes = n.opt<uint64_t>("page_bytes", 2u << 20, Rule::power_of_two());
+  if (n.has("class_regions")) {
+    const config::Node cr = n.child("class_regions");
+    for (const std::string& cls : cr.keys()) {
+      TensorClass c;
+      if (!trace::tensor_class_from_string(cls, c) || c == TensorClass::peer)
+        throw config::ConfigError(cr.file(), cr.key_path(cls), cls,
+                                  "a tensor class: weights, kv_cache, indexer_cache, linear_state, activations, "
+                                  "topk_indices or scratch");
+      p.class_regions[c] = cr.req<std::string>(cls);
+    }
+  }
   if (n.has("npu_kernels"))
     for (const auto& kind : n.req_list<std::string>("npu_kernels")) {
       try {
@@ -175,6 +186,27 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
     done[id] = true;
     pin.placed = true;
     pl.pins.push_back(pin);
+  }
+  // Then the classes a policy sends to a region of their own, in priority order, while they fit.
+  for (uint32_t id : order) {
+    if (done[id]) continue;
+    auto it = policy.class_regions.find(tensors[id].cls);
+    if (it == policy.class_regions.end()) continue;
+    const int r = index(it->second);
+    if (r < 0) {
+      std::string names;
+      for (const auto& g : regions) names += (names.empty() ? "" : ", ") + g.name;
+      throw PlacementError(std::string("placement.class_regions sends ") + trace::to_string(tensors[id].cls) +
+                           " to region '" + it->second + "', which the hardware does not have (its regions: " + names + ")");
+    }
+    if (regions[r].tier == Tier::fabric)
+      throw PlacementError("placement.class_regions: region '" + it->second + "' is the fabric window onto the peers' memory");
+    if (!fits(tensors[id], r)) {
+      pl.spilled.push_back(tensors[id].name);
+      continue;
+    }
+    put(tensors[id], r);
+    done[id] = true;
   }
   for (uint32_t id : order) {
     if (done[id]) continue;

@@ -4,7 +4,8 @@
 // Each region has a tier (`noc.regions[].tier` in the hardware file): `primary` regions (the GPU's
 // HBM) take tensors up to the strategy's budget (a share of their capacity), `overflow` regions (a
 // CXL pool) take what does not fit when overflow is enabled (`cxl_enabled`, the seeds' CXL_ENABLED),
-// `pinned` regions (an NPU SRAM, a flash tier) take only the tensors a technique pins there. Within
+// `pinned` regions (an NPU SRAM, a flash tier) take only the tensors a technique pins there, by name
+// or by class (`placement.class_regions`: weights or frozen caches on high-bandwidth flash). Within
 // a tier, regions fill in the table's order. `fabric` regions (the NVLink window onto the peers'
 // memory) take the peer tensors of collectives, and only those. Tensors are placed in priority order (the bytes read
 // per byte stored, highest first: activations, weights, indexer caches, linear state, KV caches);
@@ -50,6 +51,9 @@ struct PlacementPolicy {
   std::map<std::string, double> strategy_fractions;  // the whole table: what another strategy would allow
   uint64_t page_bytes = 2u << 20;
   std::map<std::string, std::string> pins;         // tensor name → region
+  // Tensor class → region (`class_regions`, e.g. weights: hbf): every tensor of the class goes there
+  // after the pins, while it fits; what does not falls back to the normal order (and is spilled).
+  std::map<trace::TensorClass, std::string> class_regions;
   std::vector<trace::KernelKind> npu_kernels;      // kernel kinds the NPU runs (`npu_kernels`)
   std::vector<std::string> env_overrides;          // which environment variables changed the policy
 

@@ -49,3 +49,31 @@ TEST(PlacementTiers, TensorsFillPrimaryThenEachOverflowRegionInTableOrder) {
   policy.pins["t3"] = "scratch";
   EXPECT_EQ(sim::place(ts, regions, policy).region_of[3], 1u);
 }
+
+TEST(PlacementTiers, AClassSentToARegionGoesThereWhileItFitsAndFallsBackAfter) {
+  // placement.class_regions {weights: flash}: "flash" (pinned, 2 MiB) takes the first two 1 MiB
+  // weight tensors; the third does not fit, is spilled and lands in "fast" by the normal order; the
+  // KV tensor stays in "fast". A region the hardware lacks is an error naming its regions.
+  const uint64_t MiB = 1 << 20;
+  const std::vector<RegionInfo> regions = {{"fast", Tier::primary, 0, 8 * MiB, 100},
+                                           {"flash", Tier::pinned, 1ull << 44, 2 * MiB, 10}};
+  std::vector<trace::TensorRecord> ts;
+  for (uint32_t i = 0; i < 3; ++i) {
+    ts.push_back(tensor(i, MiB, "w" + std::to_string(i)));
+    ts.back().cls = trace::TensorClass::weights;
+  }
+  ts.push_back(tensor(3, MiB, "kv"));
+  sim::PlacementPolicy policy;
+  policy.page_bytes = MiB;
+  policy.class_regions[trace::TensorClass::weights] = "flash";
+  const auto pl = sim::place(ts, regions, policy);
+  EXPECT_EQ(pl.region_of, (std::vector<uint32_t>{1, 1, 0, 0}));
+  EXPECT_EQ(pl.spilled, std::vector<std::string>{"w2"});
+  policy.class_regions[trace::TensorClass::weights] = "hbf";
+  try {
+    sim::place(ts, regions, policy);
+    FAIL() << "placed weights in a region the hardware does not have";
+  } catch (const sim::PlacementError& e) {
+    EXPECT_NE(std::string(e.what()).find("its regions: fast, flash"), std::string::npos) << e.what();
+  }
+}
