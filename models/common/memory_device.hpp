@@ -24,6 +24,9 @@ struct MemRequest {
   uint32_t bytes = 0;    // access size: a sector, a line, or a coarse chunk in fast mode
   bool write = false;
   uint32_t source = 0;   // requester (SM id, bench thread, ...)
+  // What the bytes are, for the statistics that break reads down by it (StatSink::tag_names); the
+  // requester's choice, 0 for none. Kernels' accesses carry 1 + their tensor's class.
+  uint8_t tag = 0;
 };
 
 struct MemCompletion {

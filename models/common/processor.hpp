@@ -36,6 +36,8 @@ struct KernelWork {
   // The stationary operand of the kernel's matrix work (K x N), where the workload knows it; 0:
   // unknown. A matrix array's folds depend on it (models/npu); the SMs' Tensor Cores do not use it.
   uint64_t mm_k = 0, mm_n = 0;
+  // The MemRequest::tag of each tensor id's requests (null or short: untagged).
+  const std::vector<uint8_t>* tensor_tag = nullptr;
 };
 
 // One CTA that ended, with the traffic it made.

@@ -3,6 +3,8 @@
 // end of a run, as flat rows with a unit and a description: no string lookups on the hot path.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,12 @@ class StatSink {
     rows_.push_back({component, statistic, value, unit, description});
   }
   const std::vector<StatRow>& rows() const { return rows_; }
+  // Names of MemRequest tags (index = tag), given by whoever tags the requests; a tag without one
+  // reports as "tag<N>".
+  std::vector<std::string> tag_names;
+  std::string tag_name(size_t tag) const {
+    return tag < tag_names.size() && !tag_names[tag].empty() ? tag_names[tag] : "tag" + std::to_string(tag);
+  }
   // The value of one row, or `fallback` when absent (for tests and summaries, not the hot path).
   double get(const std::string& component, const std::string& statistic, double fallback = -1) const {
     for (const auto& r : rows_)
@@ -32,6 +40,27 @@ class StatSink {
 
  private:
   std::vector<StatRow> rows_;
+};
+
+// A cache's reads broken down by their requests' tags (MemRequest::tag): bytes asked for and bytes
+// it served from what it held. Reported as read_bytes.<tag name> and read_hit_bytes.<tag name>.
+struct TagCounters {
+  static constexpr size_t kTags = 16;
+  std::array<uint64_t, kTags> read_bytes{}, hit_bytes{};
+  void read(uint8_t tag, uint64_t bytes, uint64_t hit) {
+    if (tag == 0 || tag >= kTags) return;
+    read_bytes[tag] += bytes;
+    hit_bytes[tag] += hit;
+  }
+  void report(StatSink& sink, const std::string& component) const {
+    for (size_t t = 1; t < kTags; ++t) {
+      if (read_bytes[t] == 0) continue;
+      sink.add(component, "read_bytes." + sink.tag_name(t), double(read_bytes[t]), "bytes",
+               "bytes of reads of this kind that reached it");
+      sink.add(component, "read_hit_bytes." + sink.tag_name(t), double(hit_bytes[t]), "bytes",
+               "of those, the bytes it served from what it held");
+    }
+  }
 };
 
 }  // namespace indexsim::model

@@ -104,7 +104,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
-    const uint32_t piece = take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.source % p_.partitions});
+    const uint32_t piece = take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.tag, req.source % p_.partitions});
     const uint32_t s = line_slices_[l - first];
     slices_[s].queue.push_back(piece);
     schedule(s, now);
@@ -225,7 +225,15 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
     return true;
   }
 
+  // Bytes of this read served from what the line holds (its valid sectors), by the request's tag;
+  // counted where the read is taken, not when it stalls and will be looked up again.
+  const uint8_t held = found == kNone ? 0 : pc.mask & lines_[found].valid;
+  const auto count_read = [&] {
+    by_tag_.read(pc.tag, uint64_t(__builtin_popcount(pc.mask)) * p_.sector_B,
+                 uint64_t(__builtin_popcount(held)) * p_.sector_B);
+  };
   if (found != kNone && (pc.mask & ~lines_[found].valid) == 0) {
+    count_read();
     policy_->touch(lines_[found].repl);
     ++read_hits_;
     (near ? near_ : far_)++;
@@ -240,6 +248,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
     m.wait(pi);
     policy_->touch(lines_[found].repl);
     (near ? near_ : far_)++;
+    count_read();
     return true;
   }
   if (sl.free_mshrs.empty()) return false;
@@ -260,6 +269,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
   mshrs_[mi].wait(pi);
   ++read_misses_;
   (near ? near_ : far_)++;
+  count_read();
   fetch(mi, pc.line, pc.mask & ~l.valid, s, t);
   return true;
 }
@@ -373,6 +383,7 @@ void L2Cache::report(StatSink& sink, const std::string& c) const {
   sink.add(c, "far_accesses", static_cast<double>(far_), "count", "accesses to a slice in another partition");
   sink.add(c, "slice_stalls", static_cast<double>(stalls_), "count", "times a slice stalled: no MSHR or evictable way");
   sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: slice queue full");
+  by_tag_.report(sink, c);
   sink.add(c, "downstream_waits", static_cast<double>(down_.refusals()), "count",
            "fills and writebacks the downstream refused at first (they wait and are retried)");
 }

@@ -43,7 +43,7 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
     ++refused_;
     return false;
   }
-  Flight f{req.id, req.addr, sp, req.bytes, 0, req.source, req.write};
+  Flight f{req.id, req.addr, sp, req.bytes, 0, req.source, req.write, req.tag};
   const uint32_t headers = lines_of(f) * p_.header_B;  // a header per line, as line requests carry
   f.down_bytes = req.write ? headers : req.bytes;
   const uint32_t up_bytes = req.write ? req.bytes : headers;
@@ -108,6 +108,7 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
             r.addr = f.addr;
             r.bytes = f.req_bytes;
             r.write = f.write;
+            r.tag = f.tag;
             r.source = f.source;
             down_.send(r, te);
             break;

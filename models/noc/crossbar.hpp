@@ -53,6 +53,7 @@ class Crossbar : public FrontDevice {
     uint32_t down_bytes;  // through the SM port on the way back: read data, or acks for a write
     uint32_t source;      // the requester's source, passed on (the L2 picks near or far by it)
     bool write;
+    uint8_t tag;          // passed on
   };
   // A request of several lines (a fast-mode chunk) passes each line's memory port with that line's
   // share, as the same bytes in line-sized requests would: a chunk that every SM reads must not

@@ -107,7 +107,7 @@ Tick Npu::task_compute_ps(const KernelWork& w, uint64_t ctas) const {
 
 AccessCursor Npu::cursor_for(const KernelWork& w, uint64_t cta) const {
   const uint32_t chunk = w.coarse ? p_.fast_chunk_B : p_.dma_request_B;
-  return AccessCursor(w.accesses, static_cast<uint32_t>(cta), w.tensor_base, p_.dma_request_B, 32, chunk);
+  return AccessCursor(w.accesses, static_cast<uint32_t>(cta), w.tensor_base, p_.dma_request_B, 32, chunk, w.tensor_tag);
 }
 
 bool Npu::requests_left(Core& core) const {
@@ -200,6 +200,7 @@ void Npu::issue(uint32_t c, Tick now) {
     mr.addr = r.addr;
     mr.bytes = r.bytes;
     mr.write = r.write;
+    mr.tag = r.tag;
     mr.source = c;  // its port on the memory system numbers it after the other processors' units
     if (!mem_.try_enqueue(mr, now)) {
       if (!core.stalled) stalled_.push_back(c);

@@ -71,8 +71,8 @@ std::string occupancy_limiter(const SmParams& p, const trace::KernelRecord& k) {
 
 AccessCursor::AccessCursor(const std::vector<const trace::AccessRecord*>* records, uint32_t cta,
                            const std::vector<uint64_t>* tensor_base, uint32_t line_bytes,
-                           uint32_t sector_bytes, uint32_t chunk_bytes)
-    : records_(records), tensor_base_(tensor_base), cta_(cta), line_(line_bytes), sector_(sector_bytes),
+                           uint32_t sector_bytes, uint32_t chunk_bytes, const std::vector<uint8_t>* tensor_tag)
+    : records_(records), tensor_base_(tensor_base), tensor_tag_(tensor_tag), cta_(cta), line_(line_bytes), sector_(sector_bytes),
       chunk_(std::max(chunk_bytes, line_bytes)) {
   rec_ = 0;
   // Skip records that do not cover this CTA, and empty ones.
@@ -87,6 +87,7 @@ AccessCursor::AccessCursor(const std::vector<const trace::AccessRecord*>* record
 void AccessCursor::enter_record() {
   const auto* r = (*records_)[rec_];
   start_ = (*tensor_base_)[r->tensor] + r->base + int64_t(cta_ - r->cta_first) * r->cta_stride_bytes;
+  tag_ = tensor_tag_ && r->tensor < tensor_tag_->size() ? (*tensor_tag_)[r->tensor] : 0;
   item_ = 0;
   item_off_ = 0;
   // One element, or elements that touch, is a contiguous run (the fast mode's coarse requests).
@@ -124,7 +125,7 @@ CtaRequest AccessCursor::next() {
   const uint64_t take = std::min<uint64_t>(span_left, boundary - addr);
   const uint64_t lo = addr / sector_ * sector_;
   const uint64_t hi = (addr + take + sector_ - 1) / sector_ * sector_;
-  CtaRequest req{lo, static_cast<uint32_t>(hi - lo), r->write};
+  CtaRequest req{lo, static_cast<uint32_t>(hi - lo), r->write, tag_};
 
   item_off_ += take;
   const bool item_done = contiguous_ ? item_off_ >= r->count * r->elem_bytes

@@ -53,6 +53,7 @@ struct CtaRequest {
   uint64_t addr;
   uint32_t bytes;
   bool write;
+  uint8_t tag;   // its tensor's MemRequest::tag
 };
 
 // Walks the requests of one CTA lazily: a 1M-token scan is one access record, expanded here one
@@ -62,9 +63,10 @@ class AccessCursor {
  public:
   AccessCursor() = default;
   // `records` must stay alive; `tensor_base` maps a tensor id to its physical base address.
+  // `tensor_tag` (may be null) gives each tensor id's MemRequest::tag.
   AccessCursor(const std::vector<const trace::AccessRecord*>* records, uint32_t cta,
                const std::vector<uint64_t>* tensor_base, uint32_t line_bytes, uint32_t sector_bytes,
-               uint32_t chunk_bytes);
+               uint32_t chunk_bytes, const std::vector<uint8_t>* tensor_tag = nullptr);
   bool done() const { return rec_ >= (records_ ? records_->size() : 0); }
   CtaRequest next();
   uint64_t remaining_estimate() const;
@@ -73,7 +75,9 @@ class AccessCursor {
   void enter_record();
   const std::vector<const trace::AccessRecord*>* records_ = nullptr;
   const std::vector<uint64_t>* tensor_base_ = nullptr;
+  const std::vector<uint8_t>* tensor_tag_ = nullptr;
   uint32_t cta_ = 0, line_ = 128, sector_ = 32, chunk_ = 128;
+  uint8_t tag_ = 0;          // the current record's tensor's tag
   size_t rec_ = 0;
   uint64_t item_ = 0;        // element or row index inside the record
   uint64_t item_off_ = 0;    // bytes already emitted of the current element / row / run

@@ -48,7 +48,7 @@ trace::LaunchLimits SmArray::launch_limits() const {
 
 AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const {
   return AccessCursor(w.accesses, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
-                      w.coarse ? p_.fast_chunk_bytes : p_.line_bytes);
+                      w.coarse ? p_.fast_chunk_bytes : p_.line_bytes, w.tensor_tag);
 }
 
 void SmArray::launch(const KernelWork& w, Tick now) {
@@ -208,6 +208,7 @@ void SmArray::issue(uint32_t sm, Tick now) {
     mr.addr = r.addr;
     mr.bytes = r.bytes;
     mr.write = r.write;
+    mr.tag = r.tag;
     mr.source = sm;
     if (!mem_.try_enqueue(mr, now)) {
       sl.cursor = saved;  // retry the same request once the memory system drains

@@ -89,6 +89,7 @@ bool NpuSram::try_enqueue(const MemRequest& req, Tick now) {
       throw std::out_of_range("NPU SRAM scratchpad: access at " + std::to_string(req.addr) +
                               " lies outside the placed capacity of " + std::to_string(p_.capacity_bytes()) + " bytes");
     ++hits_;
+    if (!req.write) by_tag_.read(req.tag, req.bytes, req.bytes);
     events_.push(serve_bank(bank, req.bytes, now), req.id);
     return true;
   }
@@ -107,15 +108,20 @@ bool NpuSram::try_enqueue(const MemRequest& req, Tick now) {
   w = Wait{req.id, req.bytes, bank, 0, now};
   const uint64_t first = req.addr / p_.line_B, last = (req.addr + std::max<uint32_t>(req.bytes, 1) - 1) / p_.line_B;
   for (uint64_t line = first; line <= last; ++line) {
+    // This line's share of the request's bytes, for the reads-by-tag figures.
+    const uint64_t lo = std::max<uint64_t>(req.addr, line * p_.line_B);
+    const uint64_t share = std::min<uint64_t>(req.addr + std::max<uint32_t>(req.bytes, 1), (line + 1) * p_.line_B) - lo;
     auto pend = pending_.find(line);
     if (pend != pending_.end() && !req.write) {  // the line is being fetched: wait for that fill
       ++merged_;
+      by_tag_.read(req.tag, share, 0);
       pend->second.push_back(slot);
       ++w.lines_left;
       continue;
     }
     const bool hit = lookup(line, req.write, now);
     ++(hit ? hits_ : misses_);
+    if (!req.write) by_tag_.read(req.tag, share, hit ? share : 0);
     if (hit || req.write) continue;  // a write miss allocates without fetching
     MemRequest fill;
     fill.id = line << 1;
@@ -179,6 +185,7 @@ void NpuSram::report(StatSink& sink, const std::string& c) const {
   sink.add(c, "evictions", static_cast<double>(evictions_), "count", "valid lines replaced");
   sink.add(c, "writebacks", static_cast<double>(writebacks_), "count", "dirty lines written downstream");
   sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: bank queue full");
+  by_tag_.report(sink, c);
 }
 
 INDEXSIM_REGISTER(MemoryRegistry, "memory", "npu_sram",

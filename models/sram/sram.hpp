@@ -85,6 +85,7 @@ class NpuSram : public FrontDevice {
   std::unique_ptr<ReplacementPolicy> policy_;  // cache modes
   uint64_t wb_ids_ = 0;
   uint64_t hits_ = 0, misses_ = 0, merged_ = 0, evictions_ = 0, writebacks_ = 0, refused_ = 0;
+  TagCounters by_tag_;  // reads by what they are: bytes asked for, bytes served from the SRAM
 };
 
 }  // namespace indexsim::model

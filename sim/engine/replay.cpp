@@ -49,7 +49,7 @@ class Engine {
   void take(uint32_t k, const SegmentMember& m, Tick now);
   model::KernelWork work(uint32_t kid, uint64_t first_cta, uint64_t ctas) const {
     const KernelState& k = k_[kid];
-    return {kid, k.rec, &k.accesses, &in_.tensor_base, first_cta, ctas, k.coarse, k.mm_k, k.mm_n};
+    return {kid, k.rec, &k.accesses, &in_.tensor_base, first_cta, ctas, k.coarse, k.mm_k, k.mm_n, &in_.tensor_tag};
   }
   static std::vector<std::pair<std::string, uint32_t>> unit_names(const std::vector<model::Processor*>& procs) {
     std::vector<std::pair<std::string, uint32_t>> v;

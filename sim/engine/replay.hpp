@@ -29,6 +29,7 @@ struct ReplayInput {
   std::vector<uint32_t> tensor_region;        // region of each tensor id: an index into region_peak_GBps
   std::vector<double> region_peak_GBps;       // peak bandwidth of each region
   std::vector<uint64_t> tensor_bytes;         // footprint of each tensor: a kernel's compulsory traffic is at most this
+  std::vector<uint8_t> tensor_tag;            // MemRequest::tag of each tensor's requests: 1 + its class (empty: none)
 };
 
 // The busy figures of one processor over the step (ReplayOutput::processors).

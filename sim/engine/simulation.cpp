@@ -197,6 +197,29 @@ Accesses accesses_of(const model::StatSink& sink, const std::string& unit) {
   return a;
 }
 
+// Requests carry 1 + their tensor's class as their tag (MemRequest::tag); the caches report their
+// reads by it under these names.
+std::vector<std::string> tensor_tag_names() {
+  std::vector<std::string> names = {""};
+  for (int c = 0; c < trace::kTensorClassCount; ++c) names.push_back(trace::to_string(trace::TensorClass(c)));
+  return names;
+}
+
+// KV and indexer bytes read, and of those served on chip (an L2 or SRAM hit), over every unit that
+// breaks its reads down by tag: each read is counted once, by the first cache it meets.
+struct OnChip {
+  double read = 0, hit = 0;
+};
+OnChip kv_index_on_chip(const model::StatSink& sink) {
+  OnChip o;
+  for (const auto& row : sink.rows())
+    for (const char* cls : {"kv_cache", "indexer_cache"}) {
+      if (row.statistic == std::string("read_bytes.") + cls) o.read += row.value;
+      if (row.statistic == std::string("read_hit_bytes.") + cls) o.hit += row.value;
+    }
+  return o;
+}
+
 // Kernels of the kinds `placement.npu_kernels` names run on the NPU (processor 1, the second slot of
 // system.processors), beside those a technique put there. Without one that is a config error naming
 // the key.
@@ -271,7 +294,10 @@ RunResult simulate(const RunSpec& spec) {
   in.tensor_base = pl.address;
   in.tensor_region = pl.region_of;
   for (const auto& r : pl.regions) in.region_peak_GBps.push_back(r.peak_GBps);
-  for (const auto& t : w.tensors()) in.tensor_bytes.push_back(t.bytes);
+  for (const auto& t : w.tensors()) {
+    in.tensor_bytes.push_back(t.bytes);
+    in.tensor_tag.push_back(uint8_t(1 + int(t.cls)));
+  }
   ReplayOptions opt;
   opt.fast = spec.fast;
   opt.reuse = spec.reuse;
@@ -287,6 +313,7 @@ RunResult simulate(const RunSpec& spec) {
   ReplayOutput out;
   std::vector<double> step_ns;
   model::StatSink before_last;
+  before_last.tag_names = tensor_tag_names();
   for (uint32_t s = 0; s < spec.steps; ++s) {
     const bool last = s + 1 == spec.steps;
     ReplayOptions o = opt;
@@ -308,6 +335,7 @@ RunResult simulate(const RunSpec& spec) {
   R.step_ns = out.step_ns;
   R.kernels = std::move(out.kernels);
   R.roofline_ns = critical_path_roofline(w, R.kernels);
+  R.components.tag_names = tensor_tag_names();
   L.memory->report(R.components, "");
 
   const double new_tokens = L.have_shape ? double(L.step.batch) * L.step.new_tokens()
@@ -380,9 +408,8 @@ RunResult simulate(const RunSpec& spec) {
       if (by_region[r] > 0) R.metric("first_layer_index_bytes_" + pl.regions[r].name, by_region[r], "bytes");
   }
   if (first_io_ns >= 0) R.metric("first_layer_io", first_io_ns / 1e3, "us");
-  // Every unit that reports a hit rate (the cache level, an SRAM in cache mode) gets its metric. The
-  // seeds' threshold on the KV/index hit rate applies to the regions among them (memories tensors
-  // are placed in), not to the cache level in front of them.
+  // Every unit that reports a hit rate (the cache level, an SRAM in cache mode) gets its metric; the
+  // seeds' threshold on the KV/index hit rate applies to kv_index_on_chip below, not to these.
   nlohmann::json tripped = nlohmann::json::array();
   if (first_io_ns / 1e3 > L.monitoring["first_layer_io_max_us"].get<double>()) tripped.push_back("first_layer_io");
   // A unit nothing reached has no hit rate (an SRAM no tensor was pinned to reports 0 of 0): it
@@ -400,8 +427,19 @@ RunResult simulate(const RunSpec& spec) {
     if (a.reported && a.all == 0) continue;
     const double rate = last_step_rate(row.unit_name, row.value);
     R.metric(row.unit_name + "_hit_rate", rate, "fraction");
-    const bool region = std::any_of(pl.regions.begin(), pl.regions.end(), [&](const RegionInfo& r) { return r.name == row.unit_name; });
-    if (region && rate < L.monitoring["hit_rate_min"].get<double>()) tripped.push_back(row.unit_name + "_hit_rate");
+  }
+  // The seeds' KV cache hit rate: the share of the KV and indexer bytes read that the L2 or an SRAM
+  // served, not a region's own hit rate (an SRAM nothing was pinned to has none). Simulated kernels
+  // only (reused and unsampled ones add nothing to any unit's counts), the last step's after --steps.
+  OnChip on_chip = kv_index_on_chip(R.components);
+  if (spec.steps > 1) {
+    const OnChip before = kv_index_on_chip(before_last);
+    on_chip = {on_chip.read - before.read, on_chip.hit - before.hit};
+  }
+  if (on_chip.read > 0) {
+    const double share = on_chip.hit / on_chip.read;
+    R.metric("kv_index_on_chip", share, "fraction");
+    if (share < L.monitoring["hit_rate_min"].get<double>()) tripped.push_back("kv_index_on_chip");
   }
   if (out.sm_busy_fraction < L.monitoring["utilisation_min"].get<double>()) tripped.push_back("sm_utilisation");
   // The NPU's figures, where the hardware has one; the seeds' utilisation threshold is theirs

@@ -201,3 +201,29 @@ TEST(L2Cache, WarmingLeavesWhatAReadFindsWithoutTrafficOrStatistics) {
   EXPECT_EQ(rig.stat("read_hits"), 2);
   EXPECT_EQ(rig.mem->reads, 0u);
 }
+
+TEST(L2Cache, ReadsAreCountedByTheirTagAsBytesAskedForAndBytesHeld) {
+  // Tag 2 ("kv_cache" here): a 64 B read of a cold line (0 of 64 B held), then a 128 B read of the
+  // same line (64 of 128 B held: the first read's two sectors). Tag 3: one 32 B read, missed. A
+  // write and an untagged read count nowhere. So kv_cache 192 B read, 64 B hit; indexer 32 B, 0.
+  Rig rig(small());
+  auto tagged = [&](uint64_t id, uint64_t addr, uint32_t bytes, bool write, uint8_t tag, Tick at) {
+    MemRequest r{id, addr, bytes, write, 0};
+    r.tag = tag;
+    ASSERT_TRUE(rig.l2.try_enqueue(r, at));
+    drain(rig.l2);
+  };
+  tagged(1, 0, 64, false, 2, 0);
+  tagged(2, 0, 128, false, 2, 1000 * T);
+  tagged(3, 4096, 32, false, 3, 2000 * T);
+  tagged(4, 8192, 128, true, 2, 3000 * T);
+  tagged(5, 0, 128, false, 0, 4000 * T);
+  StatSink sink;
+  sink.tag_names = {"", "weights", "kv_cache", "indexer_cache"};
+  rig.l2.report(sink, "l2");
+  EXPECT_EQ(sink.get("l2", "read_bytes.kv_cache"), 192);
+  EXPECT_EQ(sink.get("l2", "read_hit_bytes.kv_cache"), 64);
+  EXPECT_EQ(sink.get("l2", "read_bytes.indexer_cache"), 32);
+  EXPECT_EQ(sink.get("l2", "read_hit_bytes.indexer_cache"), 0);
+  EXPECT_EQ(sink.get("l2", "read_bytes.weights"), -1);  // no read of that tag: no row
+}

@@ -3,6 +3,7 @@
 // NPU_CACHE_POLICY applied to the SRAM (`placement.npu_cache_policy`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "sim/engine/simulation.hpp"
@@ -33,6 +34,30 @@ TEST(Steps, TheFirstOfSeveralStepsIsTheOneStepRunAndLaterOnesFindTheCachesWarm) 
   EXPECT_LE(r3.step_ns, r1.step_ns);
   EXPECT_EQ(r3.config.at("steps"), 3);
   EXPECT_FALSE(r1.config.contains("steps"));  // a one-step run keeps its key
+}
+
+TEST(Steps, TheKvIndexHitRateIsTheShareOfKvAndIndexBytesServedOnChip) {
+  // kv_index_on_chip = sum of read_hit_bytes.{kv_cache,indexer_cache} / sum of read_bytes of the
+  // same, over the units that count reads by tag (the L2, the SRAM). One step from cold caches: the
+  // first layer's index misses in the SRAM cache; by the third step it is held there, so the share
+  // grows, and a step's share never trips less than the seeds' 95 % would say.
+  auto one = glm52(16384, {"techniques.placement.npu_cache_policy=lru"});
+  auto three = one;
+  three.steps = 3;
+  const auto r1 = sim::simulate(one), r3 = sim::simulate(three);
+  double read = 0, hit = 0;
+  for (const auto& row : r1.components.rows())
+    for (const std::string cls : {"kv_cache", "indexer_cache"}) {
+      if (row.statistic == "read_bytes." + cls) read += row.value;
+      if (row.statistic == "read_hit_bytes." + cls) hit += row.value;
+    }
+  ASSERT_GT(read, 0.0);
+  EXPECT_DOUBLE_EQ(r1.get_metric("kv_index_on_chip"), hit / read);
+  EXPECT_GT(r1.components.get("sram", "read_bytes.indexer_cache"), 0.0);
+  EXPECT_GT(r3.get_metric("kv_index_on_chip"), r1.get_metric("kv_index_on_chip"));
+  const bool tripped = std::any_of(r1.techniques["thresholds_tripped"].begin(), r1.techniques["thresholds_tripped"].end(),
+                                   [](const auto& t) { return t == "kv_index_on_chip"; });
+  EXPECT_EQ(tripped, r1.get_metric("kv_index_on_chip") < 0.95);
 }
 
 TEST(Steps, TheCachePolicyChangesTheSram) {
