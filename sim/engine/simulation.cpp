@@ -286,7 +286,22 @@ RunResult simulate(const RunSpec& spec) {
   L.techniques.transform(w, ctx);
   place_on_npu(w, L);
 
-  const Placement pl = place(w.tensors(), L.regions, L.placement);
+  Placement pl = place(w.tensors(), L.regions, L.placement);
+  // The seeds' automatic fallback: fragmentation above its threshold re-places every tensor with the
+  // fallback allocation granule (tensors packed in shared segments instead of whole pages), and the
+  // run reports both placements' fragmentation and what it did.
+  const double fragmentation_max = L.monitoring["fragmentation_max"].get<double>();
+  const double fragmentation_first = pl.fragmentation;
+  if (pl.fragmentation > fragmentation_max) {
+    PlacementPolicy fallback = L.placement;
+    fallback.page_bytes = L.placement.fallback_page_bytes;
+    pl = place(w.tensors(), L.regions, fallback);
+    R.techniques["fragmentation_fallback"] = {{"fragmentation", fragmentation_first},
+                                              {"threshold", fragmentation_max},
+                                              {"page_bytes", L.placement.page_bytes},
+                                              {"fallback_page_bytes", fallback.page_bytes},
+                                              {"fragmentation_after", pl.fragmentation}};
+  }
   check_work_budget(w, L.machine.main(), spec.max_line_requests);
 
   ReplayInput in;
@@ -338,7 +353,9 @@ RunResult simulate(const RunSpec& spec) {
   R.components.tag_names = tensor_tag_names();
   L.memory->report(R.components, "");
 
-  const double new_tokens = L.have_shape ? double(L.step.batch) * L.step.new_tokens()
+  // A decode step with MTP drafting emits its accepted tokens: 1 + p + ... + p^layers a sequence.
+  const bool drafting = L.have_shape && L.shape.mtp.enabled && L.step.phase == trace::Phase::decode;
+  const double new_tokens = drafting ? double(L.step.batch) * L.shape.mtp.tokens_per_step() : L.have_shape ? double(L.step.batch) * L.step.new_tokens()
                                          : td.metadata.value("tokens", 1.0);
   R.metric("step_time", R.step_ns / 1e3, "us");
   if (spec.steps > 1) {
@@ -350,6 +367,7 @@ RunResult simulate(const RunSpec& spec) {
   }
   R.metric("roofline_time", R.roofline_ns / 1e3, "us");
   R.metric("tokens_per_second", new_tokens / (R.step_ns * 1e-9), "tokens/s");
+  if (drafting) R.metric("tokens_per_step", new_tokens, "tokens");
   R.metric("bytes_read", double(out.bytes_read), "bytes");
   R.metric("bytes_written", double(out.bytes_written), "bytes");
   R.metric("requests", double(out.requests), "count");
@@ -368,6 +386,7 @@ RunResult simulate(const RunSpec& spec) {
   for (size_t r = 0; r < pl.regions.size(); ++r)
     R.metric("placed_" + pl.regions[r].name, double(pl.used_bytes[r]), "bytes");
   R.metric("fragmentation", pl.fragmentation, "fraction");
+  if (fragmentation_first > fragmentation_max) R.metric("fragmentation_before_fallback", fragmentation_first, "fraction");
   R.metric("spilled_tensors", double(pl.spilled.size()), "count");
   nlohmann::json pins = nlohmann::json::array();
   for (const auto& p : pl.pins) {
@@ -451,7 +470,7 @@ RunResult simulate(const RunSpec& spec) {
     R.metric("npu_kernels", double(b.kernels), "count");
     if (b.kernels > 0 && b.compute_fraction < L.monitoring["utilisation_min"].get<double>()) tripped.push_back("npu_utilisation");
   }
-  if (pl.fragmentation > L.monitoring["fragmentation_max"].get<double>()) tripped.push_back("fragmentation_fallback");
+  if (fragmentation_first > fragmentation_max) tripped.push_back("fragmentation_fallback");
   R.metric("thresholds_tripped", double(tripped.size()), "count");
   R.techniques["report"] = report;
   R.techniques["thresholds_tripped"] = tripped;

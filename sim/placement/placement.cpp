@@ -37,6 +37,7 @@ PlacementPolicy PlacementPolicy::load(const config::Node& n) {
   p.cxl_enabled = n.opt<bool>("cxl_enabled", false);
   p.npu_cache_policy = n.opt<std::string>("npu_cache_policy", "hardware", Rule::choice({"hardware", "lru", "fifo", "scratchpad"}));
   p.page_bytes = n.opt<uint64_t>("page_bytes", 2u << 20, Rule::power_of_two());
+  p.fallback_page_bytes = n.opt<uint64_t>("fallback_page_bytes", 512, Rule::power_of_two());
   if (n.has("class_regions")) {
     const config::Node cr = n.child("class_regions");
     for (const std::string& cls : cr.keys()) {

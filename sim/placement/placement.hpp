@@ -50,6 +50,9 @@ struct PlacementPolicy {
   double hbm_budget_fraction = 1.0;                // from the strategy table of the config
   std::map<std::string, double> strategy_fractions;  // the whole table: what another strategy would allow
   uint64_t page_bytes = 2u << 20;
+  // The allocation granule the seeds' "automatic fallback" re-places with when fragmentation
+  // exceeds its threshold (`fallback_page_bytes`): sub-allocation inside shared segments.
+  uint64_t fallback_page_bytes = 512;
   std::map<std::string, std::string> pins;         // tensor name → region
   // Tensor class → region (`class_regions`, e.g. weights: hbf): every tensor of the class goes there
   // after the pins, while it fits; what does not falls back to the normal order (and is spilled).

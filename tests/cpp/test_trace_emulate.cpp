@@ -358,3 +358,53 @@ TEST(TraceEmulate, BadStepParametersAreRefusedByName) {
     EXPECT_NE(std::string(e.what()).find("context"), std::string::npos);
   }
 }
+
+TEST(TraceEmulate, MtpDraftingVerifiesTheDraftsAndRunsTheModuleAfterTheLmHead) {
+  // DeepSeek-V3.2 with its one MTP module drafting (mtp.enabled): one more layer (index 61: DSA with
+  // its own indexer, MoE) after the model's 61; a decode step verifies 1 + 1 tokens a sequence; the
+  // module runs after the LM head: eh_proj (2h -> h, 2 x M x 2h x h FLOPs), its layer, the LM head
+  // again. A step emits 1 + p tokens a sequence (p = mtp.acceptance_rate, 0.85).
+  const ModelShape off = load_model_shape_file(workload_file("deepseek-v3.2"));
+  const ModelShape m = load_model_shape_file(workload_file("deepseek-v3.2"), {"mtp.enabled=true"});
+  ASSERT_EQ(m.layers.size(), off.layers.size() + 1);
+  const LayerShape& l = m.layers.back();
+  EXPECT_TRUE(l.mtp);
+  EXPECT_EQ(l.index, 61);
+  EXPECT_EQ(l.attention, AttentionKind::dsa);
+  EXPECT_EQ(l.indexer, IndexerMode::full);
+  EXPECT_EQ(l.mlp, MlpKind::moe);
+  EXPECT_DOUBLE_EQ(m.mtp.tokens_per_step(), 1.85);
+  EXPECT_DOUBLE_EQ(off.mtp.tokens_per_step(), 1.0);
+  const uint64_t h = m.hidden_size;
+  EXPECT_EQ(m.layer_params(61).mtp_proj, 2 * h * h);
+  EXPECT_EQ(m.parameters().total - off.parameters().total, [&] {
+    ModelShape whole = m;
+    whole.deployment = DeploymentShape{};
+    return whole.layer_params(61).total();
+  }());
+
+  const TraceData t = emulate_step(m, decode(4096, 1, 1), indexsim::test::hopper_limits());
+  EXPECT_EQ(t.metadata["step"]["queries"], 2);
+  auto at = [&](const std::string& name) {
+    for (size_t i = 0; i < t.kernels.size(); ++i)
+      if (t.kernels[i].name == name) return long(i);
+    ADD_FAILURE() << "no kernel " << name;
+    return -1L;
+  };
+  EXPECT_LT(at("lm_head"), at("L61.mtp_eh_proj"));
+  EXPECT_LT(at("L61.mtp_eh_proj"), at("L61.sparse_attn"));
+  EXPECT_LT(at("L61.sparse_attn"), at("L61.mtp_lm_head"));
+  // eh_proj reads its own FP8 weights, 2h x h bytes.
+  uint64_t eh_w = 0;
+  for (const auto& tensor : t.tensors)
+    if (tensor.name == "L61.mtp_eh_proj_w") eh_w = tensor.bytes;
+  EXPECT_EQ(eh_w, 2 * h * h);
+  EXPECT_EQ(t.kernels[size_t(at("L61.mtp_eh_proj"))].kind, KernelKind::gemm);
+  // A decode step's queries are the drafts verified: another count is refused, naming both.
+  try {
+    emulate_step(m, decode(4096, 1, 3), indexsim::test::hopper_limits());
+    FAIL() << "3 queries accepted with one MTP module";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("verifies 2 tokens"), std::string::npos) << e.what();
+  }
+}

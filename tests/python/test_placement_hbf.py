@@ -34,3 +34,28 @@ def test_a_class_sent_to_a_region_the_hardware_lacks_is_a_placement_error(exe):
     with pytest.raises(indexsim.PlacementError, match="its regions: hbm, cxl, sram, hbf, peers"):
         indexsim.run(hardware="h200", workload="glm-5", context=1024, fast=True,
                      sets=SETS + ["techniques.placement.class_regions.weights=flash"])
+
+
+# The smoke sweep's cut-down model: tensors of a few hundred KiB each, so 2 MiB pages waste most of
+# what they allocate.
+TINY = SETS + ["workload.model.vocab_size=2048", "workload.model.hidden_size=1024",
+               "workload.mlp.dense_intermediate_size=1024", "workload.attention.num_heads=8",
+               "workload.attention.q_lora_rank=512"]
+
+
+def test_fragmentation_over_its_threshold_re_places_with_the_fallback_granule(exe):
+    # The seeds' "automatic fallback triggers when memory fragmentation exceeds 40 %": the run
+    # re-places with placement.fallback_page_bytes, reports both placements and what it did.
+    r = indexsim.run(hardware="h200", workload="glm-5", context=1024, fast=True, sets=TINY)
+    fb = r.techniques["fragmentation_fallback"]
+    assert fb["fragmentation"] > fb["threshold"] == 0.4
+    assert fb["page_bytes"] == 2 * 1024 * 1024 and fb["fallback_page_bytes"] == 512
+    assert r.metrics["fragmentation_before_fallback"] == fb["fragmentation"]
+    assert r.metrics["fragmentation"] == fb["fragmentation_after"] < 0.01
+    assert "fragmentation_fallback" in r.techniques["thresholds_tripped"]
+    # With the threshold above it, the first placement stands and nothing is re-placed.
+    kept = indexsim.run(hardware="h200", workload="glm-5", context=1024, fast=True,
+                        sets=TINY + ["techniques.monitoring.fragmentation_max=0.9"])
+    assert "fragmentation_fallback" not in kept.techniques
+    assert "fragmentation_before_fallback" not in kept.metrics
+    assert kept.metrics["fragmentation"] == fb["fragmentation"]

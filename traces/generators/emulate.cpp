@@ -28,8 +28,19 @@ class StepEmulator {
     if (p_.context > UINT32_MAX) throw std::invalid_argument("context must fit in 32 bits (row indices)");
     check_fabric();
     build_global_tensors();
-    for (const LayerShape& l : m_.layers) layer(l);
+    // The model's layers and its LM head, then each MTP module (drafting): its projection of the
+    // hidden state and the next token's embedding, its layer, and the shared LM head again.
+    for (const LayerShape& l : m_.layers)
+      if (!l.mtp) layer(l);
     lm_head();
+    for (const LayerShape& l : m_.layers)
+      if (l.mtp) {
+        const uint32_t w = b_.tensor(lname(l.index, "mtp_eh_proj_w"), TensorClass::weights, l.index,
+                                     m_.weight_bytes(m_.layer_params(l.index).mtp_proj));
+        gemm(l.index, "mtp_eh_proj", KernelKind::gemm, tokens(), m_.hidden_size, 2ull * m_.hidden_size, w, 0);
+        layer(l);
+        lm_head(lname(l.index, "mtp_lm_head"));
+      }
     finish_metadata();
     b_.t.tensors[act_in_].bytes = act_bytes_;
     b_.t.tensors[act_out_].bytes = act_bytes_;
@@ -528,11 +539,11 @@ class StepEmulator {
     act_bytes_ = std::max({act_bytes_, bytes_of(experts.size() * rows * K, 16), bytes_of(experts.size() * rows * N, 16)});
   }
 
-  void lm_head() {
+  void lm_head(const std::string& name = "lm_head") {
     // Decode scores every new token (MTP drafts are verified); a prefill chunk samples its last token.
     const uint64_t M = p_.phase == Phase::decode ? tokens() : p_.batch;
     gemm(-1, "lm_head", KernelKind::gemm, M, m_.vocab_size / m_.deployment.attention_tensor_parallel, m_.hidden_size, lm_w_, 0);
-    b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = "lm_head";
+    b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = name;
     // The vocabulary is split over the attention TP group: its logits (FP32) are gathered.
     const uint32_t tp = m_.deployment.attention_tensor_parallel;
     if (tp > 1) {
@@ -540,7 +551,7 @@ class StepEmulator {
       c.op = KernelKind::all_gather;
       c.bytes = M * m_.vocab_size * 4;
       c.gpus = tp;
-      c.name = "logits_all_gather";
+      c.name = name == "lm_head" ? "logits_all_gather" : name + "_all_gather";
       emit_collective(b_, c, lim_.fabric, comm_buffers());
       note_activations();
     }
@@ -562,8 +573,9 @@ class StepEmulator {
     const auto params = m_.parameters();
     md["parameters"] = {{"total", params.total},
                         {"active", params.active},
-                        {"counts", "embedding, LM head, every layer's attention, indexer and MLP (whole model); "
-                                   "no MTP layer, vision tower, mHC mixing, norms or biases"}};
+                        {"counts", std::string("embedding, LM head, every layer's attention, indexer and MLP (whole model); ") +
+                                   (m_.mtp.enabled ? "the MTP layers with their eh_proj; " : "no MTP layer; ") +
+                                   "no vision tower, mHC mixing, norms or biases"}};
     md["per_gpu"] = {{"heads", m_.local_heads()},
                      {"index_heads", m_.local_index_heads()},
                      {"routed_experts", m_.local_routed_experts()},
@@ -582,7 +594,16 @@ uint32_t experts_touched(uint32_t local, uint32_t active, uint32_t total, uint64
 }
 
 TraceData emulate_step(const ModelShape& shape, const StepParams& params, const LaunchLimits& limits) {
-  return StepEmulator(shape, params, limits).run();
+  // With MTP drafting on, a decode step verifies the drafts: 1 + mtp_layers tokens per sequence.
+  StepParams p = params;
+  if (shape.mtp.enabled && p.phase == Phase::decode) {
+    const uint32_t verify = 1 + shape.mtp.layers;
+    if (p.queries != 1 && p.queries != verify)
+      throw std::invalid_argument("step.queries = " + std::to_string(p.queries) + ": with MTP drafting on (workload mtp.enabled) a decode step verifies " +
+                                  std::to_string(verify) + " tokens a sequence (1 + model.mtp_layers)");
+    p.queries = verify;
+  }
+  return StepEmulator(shape, p, limits).run();
 }
 
 }  // namespace indexsim::trace

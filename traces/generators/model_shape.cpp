@@ -69,6 +69,7 @@ ModelShape load_model_shape(const Node& root) {
   m.vocab_size = model.req<uint32_t>("vocab_size", Rule::positive());
   m.num_layers = model.req<uint32_t>("num_layers", Rule::range(1, 1024));
   m.max_position_embeddings = model.opt<uint64_t>("max_position_embeddings", 0, Rule::range(0, 1e12));
+  m.mtp.layers = model.opt<uint32_t>("mtp_layers", 0, Rule::range(0, 8));
   m.weight_precision = read_precision(model, "weight_precision", {"bf16", "fp16", "fp8", "fp4"});
 
   const Node att = root.child("attention");
@@ -176,6 +177,28 @@ ModelShape load_model_shape(const Node& root) {
     }
     m.layers.push_back(s);
   }
+  // The MTP modules' layers, when drafting is on: each a DSA layer with its own indexer and the
+  // model's routed MLP (DeepSeek-V3's MTP module is one more full transformer block).
+  if (root.has("mtp")) {
+    const Node mtp = root.child("mtp");
+    m.mtp.enabled = mtp.opt<bool>("enabled", false);
+    m.mtp.acceptance_rate = mtp.req<double>("acceptance_rate", Rule::range(0, 1));
+    if (m.mtp.enabled && m.mtp.layers == 0)
+      mtp.fail("enabled", "true", "the model has no MTP module (model.mtp_layers is 0)");
+  }
+  if (m.mtp.enabled)
+    for (uint32_t k = 0; k < m.mtp.layers; ++k) {
+      LayerShape s;
+      s.index = static_cast<int>(m.layers.size());
+      s.attention = AttentionKind::dsa;
+      s.indexer = IndexerMode::full;
+      s.topk_source = s.index;
+      s.mlp = std::any_of(m.layers.begin(), m.layers.end(), [](const LayerShape& l) { return l.mlp == MlpKind::moe; })
+                  ? MlpKind::moe
+                  : MlpKind::dense;
+      s.mtp = true;
+      m.layers.push_back(s);
+    }
 
   if (m.count_layers(AttentionKind::linear) > 0) {
     const Node lin = root.child("linear_attention");
@@ -213,6 +236,13 @@ ModelShape load_model_shape_file(const std::string& file, const std::vector<std:
   doc->check_unused();
   m.resolved = doc->resolved();
   return m;
+}
+
+double MtpShape::tokens_per_step() const {
+  if (!enabled) return 1;
+  double t = 1, p = 1;
+  for (uint32_t k = 0; k < layers; ++k) t += (p *= acceptance_rate);
+  return t;
 }
 
 uint32_t ModelShape::local_index_heads() const {
@@ -277,6 +307,7 @@ ModelShape::LayerParams ModelShape::layer_params(int layer) const {
     p.shared_experts = uint64_t(mlp.shared_experts) * 3 * h * mlp.moe_intermediate_size / deployment.dense_tensor_parallel;
     p.routed_experts = uint64_t(local_routed_experts()) * routed_expert_params();
   }
+  if (l.mtp) p.mtp_proj = 2 * h * h;
   return p;
 }
 

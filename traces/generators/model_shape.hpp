@@ -33,6 +33,7 @@ struct LayerShape {
   IndexerMode indexer = IndexerMode::none;
   MlpKind mlp = MlpKind::dense;
   int topk_source = -1;  // DSA layers: the full layer whose top-k this layer uses (itself if full)
+  bool mtp = false;      // a multi-token-prediction module's layer, after the model's own (see MtpShape)
 };
 
 struct MlaShape {
@@ -75,6 +76,18 @@ struct MlpShape {
   uint32_t routed_experts = 0, active_experts = 0, shared_experts = 0;
 };
 
+// Multi-token prediction (DeepSeek-V3 §2.2, arXiv 2412.19437): `layers` modules after the model,
+// each an embedding-and-hidden projection (eh_proj, 2h -> h) and one more transformer layer, sharing
+// the embedding and the LM head. Serving uses them as a speculative drafter: with `enabled`, a decode
+// step verifies 1 + layers tokens per sequence (the main model) and drafts the next ones (each
+// module once); a step emits 1 + p + p^2 + ... + p^layers tokens, p the acceptance rate of a draft.
+struct MtpShape {
+  uint32_t layers = 0;          // model.mtp_layers: num_nextn_predict_layers of the published config
+  bool enabled = false;         // mtp.enabled
+  double acceptance_rate = 0;   // mtp.acceptance_rate
+  double tokens_per_step() const;
+};
+
 struct DeploymentShape {
   uint32_t gpus = 1;
   uint32_t attention_tensor_parallel = 1;  // MLA heads, linear heads, output projection
@@ -109,6 +122,7 @@ struct ModelShape {
   IndexerShape indexer;
   LinearShape linear;
   MlpShape mlp;
+  MtpShape mtp;
   DeploymentShape deployment;
   KernelTiling kernels;
   TopkSelection selection;
@@ -139,7 +153,8 @@ struct ModelShape {
     uint64_t indexer = 0;
     uint64_t dense_mlp = 0;
     uint64_t router = 0, shared_experts = 0, routed_experts = 0;  // routed: all local experts
-    uint64_t total() const { return attention + indexer + dense_mlp + router + shared_experts + routed_experts; }
+    uint64_t mtp_proj = 0;   // an MTP layer's eh_proj (2h -> h)
+    uint64_t total() const { return attention + indexer + dense_mlp + router + shared_experts + routed_experts + mtp_proj; }
   };
   LayerParams layer_params(int layer) const;
   uint64_t routed_expert_params() const { return 3ull * hidden_size * mlp.moe_intermediate_size; }
