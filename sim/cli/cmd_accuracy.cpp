@@ -69,6 +69,11 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
     j["dim"] = v.dim;
     j["score"] = score;
     j["ks"] = opt.ks;
+    j["causal"] = v.causal;
+    for (int k : opt.ks) j["random_recall"]["recall@" + std::to_string(k)] = random_recall(v, k);
+    for (int d = 1; d < v.layers && d <= 3; ++d)
+      for (int k : opt.ks)
+        j["share_recall"]["layers_back_" + std::to_string(d)]["recall@" + std::to_string(k)] = share_recall(v, k, d);
     for (const CaseResult& r : results) {
       auto figures = [&](const Figures& f) {
         nlohmann::json row{{"bytes_per_token", f.bytes_per_token}, {"key_cos", f.key_cos}, {"score_cos", f.score_cos}};
@@ -85,9 +90,10 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("# %s: %d layers x %lld tokens x %d dims, %d queries per layer, score %s; means over layers\n",
+  std::printf("# %s: %d layers x %lld tokens x %d dims, %d queries per layer, score %s%s; means over layers\n",
               random ? ("Gaussian vectors, seed " + std::to_string(seed)).c_str() : dir.c_str(), v.layers,
-              static_cast<long long>(v.tokens), v.dim, v.queries, score.c_str());
+              static_cast<long long>(v.tokens), v.dim, v.queries, score.c_str(),
+              v.causal ? ", causal (a query scores its prefix)" : "");
   std::printf("%-9s %-44s %6s %8s %8s %8s", "technique", "parameters", "dims", "B/token", "key_cos", "score_cos");
   for (int k : opt.ks) std::printf(" %9s", ("R@" + std::to_string(k)).c_str());
   std::printf("\n");
@@ -99,6 +105,17 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
     for (double x : r.recall) std::printf(" %9.4f", x);
     std::printf("\n");
   }
+  // IndexShare: a layer selects with the top-k of a layer d before it (the fixture's layers are
+  // consecutive model layers: the causal fixture keeps four adjacent ones).
+  for (int d = 1; d < v.layers && d <= 3; ++d) {
+    std::printf("%-9s %-44s %6s %8s %8s %9s", "share", ("top-k of the layer " + std::to_string(d) + " before").c_str(), "-",
+                "0.0", "-", "-");
+    for (int k : opt.ks) std::printf(" %9.4f", share_recall(v, k, d));
+    std::printf("\n");
+  }
+  std::printf("%-9s %-44s %6s %8s %8s %9s", "random", "k tokens drawn uniformly (the floor)", "-", "-", "-", "-");
+  for (int k : opt.ks) std::printf(" %9.4f", random_recall(v, k));
+  std::printf("\n");
   return 0;
 }
 

@@ -90,25 +90,16 @@ class Accuracy {
     return fn::run_study(v_, {c}, opt)[0].recall[0];
   }
   double share_recall(int group) const {
-    // Each layer's exact top-k, once per query: [layer][query], empty where k covers every token.
-    std::vector<std::vector<std::vector<int32_t>>> exact(v_.layers, std::vector<std::vector<int32_t>>(v_.queries));
-    for (int l = 0; l < v_.layers; ++l)
-      for (int q = 0; q < v_.queries; ++q) {
-        const int64_t visible = std::min<int64_t>(v_.tokens, v_.query_pos[q] + 1);
-        if (visible <= k_) continue;
-        exact[l][q] = kernels::cpu::topk(
-            fn::scores(v_.query_of(l, q), v_.dim, v_.heads, fn::ScoreMode::dot, v_.keys_of(l), visible), k_);
-      }
-    double sum = 0;
-    int n = 0;
-    for (int d = 1; d < group && d < v_.layers; ++d)
-      for (int l = d; l < v_.layers; ++l)
-        for (int q = 0; q < v_.queries; ++q) {
-          if (exact[l][q].empty()) continue;
-          sum += fn::recall(exact[l - d][q], exact[l][q]);
-          ++n;
-        }
-    return n ? sum / n : -1;
+    // A layer reuses the top-k of a layer 1 to group-1 layers before it: the mean over every such
+    // pair of fixture layers (a distance d has layers - d of them).
+    double sum = 0, n = 0;
+    for (int d = 1; d < group && d < v_.layers; ++d) {
+      const double r = fn::share_recall(v_, k_, d);
+      if (r < 0) continue;
+      sum += r * (v_.layers - d);
+      n += v_.layers - d;
+    }
+    return n > 0 ? sum / n : -1;
   }
 
   int k_;

@@ -2,6 +2,7 @@
 #include "sim/functional/accuracy.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -143,6 +144,38 @@ std::vector<Case> default_cases(const VectorSet& v) {
   return c;
 }
 
+namespace {
+// Tokens query q may score: all of them, or its prefix in a causal fixture.
+int64_t visible(const VectorSet& v, int q) {
+  return v.causal ? std::min<int64_t>(v.tokens, int64_t(v.query_pos[size_t(q)]) + 1) : v.tokens;
+}
+}  // namespace
+
+double share_recall(const VectorSet& v, int k, int distance) {
+  if (distance < 1 || distance >= v.layers) return -1;
+  double sum = 0;
+  int n = 0;
+  for (int q = 0; q < v.queries; ++q) {
+    const int64_t seen = visible(v, q);
+    if (seen <= k) continue;
+    std::vector<std::vector<int32_t>> top(size_t(v.layers));
+    for (int l = 0; l < v.layers; ++l)
+      top[size_t(l)] = cpu::topk(scores(v.query_of(l, q), v.dim, v.heads, ScoreMode::dot, v.keys_of(l), seen), k);
+    for (int l = distance; l < v.layers; ++l) {
+      sum += recall(top[size_t(l - distance)], top[size_t(l)]);
+      ++n;
+    }
+  }
+  return n ? sum / n : -1;
+}
+
+double random_recall(const VectorSet& v, int k) {
+  // k tokens drawn at random from the n a query sees hold k/n of its exact top-k on average.
+  double r = 0;
+  for (int q = 0; q < v.queries; ++q) r += std::min(1.0, double(k) / double(visible(v, q)));
+  return r / std::max(1, v.queries);
+}
+
 std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& cases, const EvalOptions& opt) {
   if (v.layers < 1 || v.tokens < 1 || v.queries < 1) throw std::invalid_argument("run_study: empty vector set");
   for (int k : opt.ks)
@@ -158,8 +191,9 @@ std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& c
     std::vector<std::vector<float>> exact_scores(size_t(v.queries));
     std::vector<std::vector<std::vector<int32_t>>> exact_top(size_t(v.queries));
     for (int q = 0; q < v.queries; ++q) {
-      exact_scores[size_t(q)] = scores(v.query_of(l, q), v.dim, v.heads, opt.score, keys, v.tokens);
-      for (int k : opt.ks) exact_top[size_t(q)].push_back(cpu::topk(exact_scores[size_t(q)], k));
+      exact_scores[size_t(q)] = scores(v.query_of(l, q), v.dim, v.heads, opt.score, keys, visible(v, q));
+      for (int k : opt.ks)
+        exact_top[size_t(q)].push_back(cpu::topk(exact_scores[size_t(q)], int(std::min<int64_t>(k, visible(v, q)))));
     }
     // One fit per basis and layer serves every share and count in that basis.
     std::map<PruneBasis, PruneFit> fits;
@@ -184,14 +218,23 @@ std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& c
       f.key_cos = kc / double(v.tokens);
       std::vector<float> token_scores(size_t(v.tokens));
       for (int q = 0; q < v.queries; ++q) {
-        const std::vector<float> es = scores(v.query_of(l, q), v.dim, v.heads, opt.score, s.keys.data(), s.entries());
+        std::vector<float> es = scores(v.query_of(l, q), v.dim, v.heads, opt.score, s.keys.data(), s.entries());
         for (int64_t e = 0; e < s.entries(); ++e)
           std::fill(token_scores.begin() + s.begin[size_t(e)], token_scores.begin() + s.begin[size_t(e) + 1],
                     es[size_t(e)]);
-        f.score_cos += cosine(exact_scores[size_t(q)].data(), token_scores.data(), v.tokens);
+        const int64_t n = visible(v, q);
+        f.score_cos += cosine(exact_scores[size_t(q)].data(), token_scores.data(), n);
+        // Causal: entries that begin after the query are not there yet; an entry that straddles it
+        // competes, and its tokens after the query are dropped from the selection (they count as
+        // misses: the pool the query reads holds tokens it cannot attend).
+        for (int64_t e = 0; e < s.entries(); ++e)
+          if (s.begin[size_t(e)] >= n) es[size_t(e)] = -std::numeric_limits<float>::infinity();
         const std::vector<int32_t> ranked = cpu::topk(es, int(s.entries()));
-        for (size_t j = 0; j < opt.ks.size(); ++j)
-          f.recall[j] += recall(select_ranked(s, ranked, opt.ks[j]), exact_top[size_t(q)][j]);
+        for (size_t j = 0; j < opt.ks.size(); ++j) {
+          std::vector<int32_t> sel = select_ranked(s, ranked, int(std::min<int64_t>(opt.ks[j], n)));
+          sel.erase(std::remove_if(sel.begin(), sel.end(), [n](int32_t t) { return t >= n; }), sel.end());
+          f.recall[j] += recall(sel, exact_top[size_t(q)][j]);
+        }
       }
       f.score_cos /= v.queries;
       for (double& x : f.recall) x /= v.queries;

@@ -79,4 +79,14 @@ std::vector<Case> default_cases(const VectorSet& v);
 
 std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& cases, const EvalOptions& opt);
 
+// IndexShare's cost: recall@k of the top-k a layer `distance` layers earlier selected, against this
+// layer's own exact top-k, for the same query; mean over the fixture's layers from `distance` on and
+// its queries (the fixture's layers stand for consecutive model layers). Queries that see no more
+// than k tokens are left out (any selection is exact there); -1 when none is left.
+double share_recall(const VectorSet& v, int k, int distance);
+
+// Recall@k of k tokens drawn uniformly from those a query sees (k / n, n its visible tokens),
+// averaged over the fixture's queries: the floor a technique's recall is set beside.
+double random_recall(const VectorSet& v, int k);
+
 }  // namespace indexsim::sim::functional

@@ -36,6 +36,12 @@ VectorSet load_fixture(const std::string& dir) {
   v.keys = k.f32;
   v.query = q.f32;
   v.query_pos = pos.i32;
+  v.causal = meta.value("causal", false);
+  if (v.causal)
+    for (int32_t p : v.query_pos)
+      if (p < 0 || p >= v.tokens)
+        throw std::runtime_error(dir + "/query_pos.npy: position " + std::to_string(p) + " outside the " +
+                                 std::to_string(v.tokens) + " tokens of a causal fixture");
   return v;
 }
 

@@ -16,6 +16,7 @@ struct VectorSet {
   int queries = 0;
   int dim = 0;
   int heads = 0;          // vectors per token: the axis `vectors` pools these
+  bool causal = false;    // a query at position p scores only tokens 0..p (a causal model's fixture)
   std::vector<float> keys;      // layers × tokens × dim
   std::vector<float> query;     // layers × queries × dim
   std::vector<int32_t> query_pos;

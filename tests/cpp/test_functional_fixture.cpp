@@ -147,3 +147,62 @@ TEST(FunctionalFixture, AccuracyCommandPrintsJsonRows) {
   EXPECT_NE(out.find("hadamard+coords"), std::string::npos);
   EXPECT_NE(out.find("\"per_layer\""), std::string::npos);
 }
+
+namespace {
+// Eight 1-d keys k_t = t + 1 of one head; one query q = 1 at position 3: its exact top-2 is {2, 3}
+// if it sees its prefix (causal), {6, 7} if it sees every token.
+VectorSet line_of_keys(bool causal) {
+  VectorSet v;
+  v.layers = 2;
+  v.tokens = 8;
+  v.queries = 1;
+  v.dim = 1;
+  v.heads = 1;
+  v.causal = causal;
+  for (int l = 0; l < 2; ++l)
+    for (int t = 0; t < 8; ++t) v.keys.push_back(l == 0 ? float(t + 1) : float(8 - t));  // layer 1 reversed
+  v.query = {1.0f, 1.0f};
+  v.query_pos = {3};
+  return v;
+}
+}  // namespace
+
+TEST(FunctionalFixture, ACausalQueryScoresOnlyItsPrefix) {
+  // Recall of storage at fp32 is 1 both ways, but the floor and IndexShare's reuse tell the cases
+  // apart: random k = 2 of the 4 visible tokens holds 2/4 of the top-2 (2/8 without the mask).
+  // Layer 1's keys fall with t: over the prefix its top-2 is {0, 1}, disjoint from layer 0's {2, 3}.
+  EvalOptions opt;
+  opt.ks = {2};
+  for (bool causal : {true, false}) {
+    const VectorSet v = line_of_keys(causal);
+    EXPECT_DOUBLE_EQ(run_study(v, {Case::quantized(Format::fp32)}, opt)[0].recall[0], 1.0);
+    EXPECT_DOUBLE_EQ(random_recall(v, 2), causal ? 0.5 : 0.25);
+    EXPECT_DOUBLE_EQ(share_recall(v, 2, 1), 0.0);  // {2,3} vs {0,1} causal; {6,7} vs {0,1} otherwise
+  }
+  // A 2:1 token pool whose entry straddles the query (tokens 2-3 pooled, 4-5 in the future) may not
+  // lend it a future token: every selected token lies at or before position 3.
+  VectorSet v = line_of_keys(true);
+  const auto r = run_study(v, {Case::pooled({2, PoolAxis::tokens, Gate::sigmoid, GateInit::uniform, 1, 0})}, opt);
+  EXPECT_DOUBLE_EQ(r[0].recall[0], 1.0);  // the pool {2, 3} is the best entry the query can see
+  EXPECT_DOUBLE_EQ(share_recall(v, 2, 5), -1.0);  // no layer that far back
+}
+
+TEST(FunctionalFixture, CausalFixtureOfARealLanguageModel) {
+  // tests/data/causal (scripts/make_causal_fixture.py): SmolLM2-135M's post-RoPE keys of four adjacent
+  // layers over 8192 tokens; queries score their prefix. At DSA's budget ratio (k = 128 of 8192,
+  // 2048 of 131072) recall sits far above the random floor (k / n) and falls with narrower storage.
+  VectorSet v = with_queries(load_fixture(std::string(INDEXSIM_TEST_DATA) + "/causal"), 16);
+  EXPECT_TRUE(v.causal);
+  EXPECT_EQ(v.layers, 4);
+  EXPECT_EQ(v.tokens, 8192);
+  EXPECT_EQ(v.dim, 128);
+  EvalOptions opt;
+  opt.ks = {128};
+  const auto r = run_study(v, {Case::quantized(Format::fp8_e4m3), Case::quantized(Format::fp4_e2m1)}, opt);
+  EXPECT_GT(r[0].recall[0], r[1].recall[0]);
+  EXPECT_GT(r[1].recall[0], 10 * random_recall(v, 128));
+  EXPECT_LT(random_recall(v, 128), 128.0 / 4096);  // every query sees more than 4096 tokens
+  const double share = share_recall(v, 128, 1);
+  EXPECT_GT(share, 10 * random_recall(v, 128));
+  EXPECT_LT(share, 1.0);
+}
