@@ -76,11 +76,11 @@ def test_study_accuracy_is_measured_with_each_runs_own_technique_parameters(exe,
     assert names == {"h200"}
 
 
-def _study_file(tmp_path, techniques="[baseline, indexpool]"):
+def _study_file(tmp_path, techniques="[baseline, indexpool]", contexts="[4096]", recall_k=64, extra=""):
     sets = "\n".join(f"  - {s!r}" if "[" in s else f"  - {s}" for s in TINY)
     study = tmp_path / "reuse.yaml"
-    study.write_text(f"hardware: h200\nworkloads: [glm-5]\ncontexts: [4096]\ntechniques: {techniques}\n"
-                     f"batch: 1\nqueries: 1\nseed: 1\nfast: true\nrecall_k: 64\nsets:\n{sets}\n")
+    study.write_text(f"hardware: h200\nworkloads: [glm-5]\ncontexts: {contexts}\ntechniques: {techniques}\n"
+                     f"batch: 1\nqueries: 1\nseed: 1\nfast: true\nrecall_k: {recall_k}\n{extra}sets:\n{sets}\n")
     return str(study)
 
 
@@ -159,3 +159,26 @@ def test_study_extra_rows_run_on_their_own_hardware_against_the_same_baseline(ex
         con.close()
     assert hw == ["h200", "h200-npu"], hw
     assert npu is not None and npu[0] == 1.0, npu
+
+
+def test_study_accuracy_at_each_runs_budget_ratio_on_the_causal_fixture(exe, tmp_path):
+    # accuracy_fixture: causal, recall_at_context_ratio: k / 8192 = recall_k / context. With recall_k
+    # 1024: k = 2048 at 4096 and 64 at 131072. Pooled keys rank the few best tokens worse than many
+    # (docs/accuracy.md: 4:1 pooling 0.65 at k = 128, 0.83 at 2048); both stay far above the random
+    # floor (k / n: 0.011 at k = 64).
+    study = _study_file(tmp_path, contexts="[4096, 131072]", recall_k=1024,
+                        extra="accuracy_fixture: causal\nrecall_at_context_ratio: true\n")
+    db = str(tmp_path / "study.sqlite")
+    out = subprocess.run([exe, "study", study, "--db", db], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert "recall@k with k / 8192 = 1024 / context" in out.stdout
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT r.config, m.value FROM runs r JOIN metrics m ON m.run = r.key "
+                           "WHERE m.name = 'accuracy_recall_at_k'").fetchall()
+    finally:
+        con.close()
+    pooled = {json.loads(c)["step"]["context"]: v for c, v in rows if "index_pool" in json.loads(c)["techniques"]}
+    exact = [v for c, v in rows if "index_pool" not in json.loads(c)["techniques"]]
+    assert exact == [1.0, 1.0]
+    assert 0.1 < pooled[131072] < pooled[4096] - 0.05 and pooled[4096] < 1.0, pooled
