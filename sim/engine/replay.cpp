@@ -183,8 +183,8 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
   } else {
     reuse_->joined(kid);
   }
-  // A sampled kernel simulates its last CTAs, after warming with the ones before.
   k.wall_start = std::chrono::steady_clock::now();
+  // A sampled kernel simulates its last CTAs, after warming with the ones before.
   model::Processor& proc = proc_of(kid);
   if (k.sample_first > 0) proc.warm(work(kid, 0, k.sample_first));
   proc.launch(work(kid, k.sample_first, k.ctas_simulated), now);

@@ -355,8 +355,9 @@ RunResult simulate(const RunSpec& spec) {
 
   // A decode step with MTP drafting emits its accepted tokens: 1 + p + ... + p^layers a sequence.
   const bool drafting = L.have_shape && L.shape.mtp.enabled && L.step.phase == trace::Phase::decode;
-  const double new_tokens = drafting ? double(L.step.batch) * L.shape.mtp.tokens_per_step() : L.have_shape ? double(L.step.batch) * L.step.new_tokens()
-                                         : td.metadata.value("tokens", 1.0);
+  const double new_tokens = drafting       ? double(L.step.batch) * L.shape.mtp.tokens_per_step()
+                            : L.have_shape ? double(L.step.batch) * L.step.new_tokens()
+                                           : td.metadata.value("tokens", 1.0);
   R.metric("step_time", R.step_ns / 1e3, "us");
   if (spec.steps > 1) {
     double sum = 0;
