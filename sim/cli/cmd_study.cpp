@@ -33,8 +33,9 @@ using config::Rule;
 //   - IndexPool, DimPrune, quantised indexer storage: the stored keys as that technique leaves them.
 //   - IndexShare: a layer that reuses the top-k of a layer 1 to group-1 layers before it (the
 //     fixture's layers stand for consecutive model layers); mean over those distances.
-//   - No technique: the exact indexer (1 by definition). Several at once: not measured (the
-//     functional models apply one technique at a time), reported as n/a.
+//   - No technique: the exact indexer (1 by definition). Several at once: the storage techniques
+//     as one chain (fn::Case::chained: pool, then prune, then the format), and with IndexShare the
+//     earlier layer selects from its keys as that chain leaves them.
 class Accuracy {
  public:
   explicit Accuracy(const std::string& fixture_dir) : v_(fn::load_fixture(fixture_dir)) {}
@@ -52,20 +53,23 @@ class Accuracy {
     if (on("quantize") && tech["quantize"].contains("indexer")) measured["quantize"] = tech["quantize"]["indexer"];
     const std::string key = measured.dump() + "@" + std::to_string(k_);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    double r = -1;
-    if (measured.empty()) {
-      r = recall_of(fn::Case::exact());
-    } else if (measured.size() == 1) {
-      if (measured.contains("index_pool")) {
-        const fn::PoolSpec p = pool_spec(measured["index_pool"]);
-        // Pooling along a token's vectors needs that many vectors a token in the fixture (the
-        // causal one has two): a larger ratio is not measured there, rather than measured as 2:1.
-        if (p.axis != fn::PoolAxis::vectors || p.ratio <= v_.heads) r = recall_of(fn::Case::pooled(p));
-      }
-      if (measured.contains("dim_prune")) r = recall_of(fn::Case::pruned(prune_spec(measured["dim_prune"])));
-      if (measured.contains("quantize")) r = recall_of(fn::Case::quantized(format_of(measured["quantize"])));
-      if (measured.contains("index_share")) r = share_recall(measured["index_share"].at("group").get<int>());
+    // The storage techniques as one chain (pool, prune, format); IndexShare then selects with it
+    // from an earlier layer. Pooling along a token's vectors needs that many vectors a token in the
+    // fixture (the causal one has two): a larger ratio is not measured there, rather than as 2:1.
+    std::vector<fn::Case> parts;
+    bool measurable = true;
+    if (measured.contains("index_pool")) {
+      const fn::PoolSpec p = pool_spec(measured["index_pool"]);
+      measurable = p.axis != fn::PoolAxis::vectors || p.ratio <= v_.heads;
+      parts.push_back(fn::Case::pooled(p));
     }
+    if (measured.contains("dim_prune")) parts.push_back(fn::Case::pruned(prune_spec(measured["dim_prune"])));
+    if (measured.contains("quantize")) parts.push_back(fn::Case::quantized(format_of(measured["quantize"])));
+    const fn::Case storage = parts.empty() ? fn::Case::exact() : parts.size() == 1 ? parts[0] : fn::Case::chained(parts);
+    double r = -1;
+    if (measurable)
+      r = measured.contains("index_share") ? share_recall(storage, measured["index_share"].at("group").get<int>())
+                                           : recall_of(storage);
     return memo_[key] = r;
   }
 
@@ -96,12 +100,12 @@ class Accuracy {
     opt.ks = {k_};
     return fn::run_study(v_, {c}, opt)[0].recall[0];
   }
-  double share_recall(int group) const {
+  double share_recall(const fn::Case& storage, int group) const {
     // A layer reuses the top-k of a layer 1 to group-1 layers before it: the mean over every such
     // pair of fixture layers (a distance d has layers - d of them).
     double sum = 0, n = 0;
     for (int d = 1; d < group && d < v_.layers; ++d) {
-      const double r = fn::share_recall(v_, k_, d);
+      const double r = fn::share_recall(v_, storage, k_, d);
       if (r < 0) continue;
       sum += r * (v_.layers - d);
       n += v_.layers - d;

@@ -32,6 +32,15 @@ Case Case::quantized(Format f) {
   c.format = f;
   return c;
 }
+Case Case::chained(std::vector<Case> parts) {
+  for (const Case& p : parts)
+    if (p.kind == Kind::chain) throw std::invalid_argument("Case::chained: a chain inside a chain");
+  std::stable_sort(parts.begin(), parts.end(), [](const Case& a, const Case& b) { return int(a.kind) < int(b.kind); });
+  Case c;
+  c.kind = Kind::chain;
+  c.parts = std::move(parts);
+  return c;
+}
 
 std::string Case::technique() const {
   switch (kind) {
@@ -39,6 +48,7 @@ std::string Case::technique() const {
     case Kind::pool: return "pool";
     case Kind::prune: return "prune";
     case Kind::quantize: return "quantize";
+    case Kind::chain: return "chain";
   }
   return "?";
 }
@@ -49,6 +59,11 @@ std::string Case::params() const {
     case Kind::pool: return describe(pool);
     case Kind::prune: return describe(prune);
     case Kind::quantize: return name(format);
+    case Kind::chain: {
+      std::string s;
+      for (const Case& p : parts) s += (s.empty() ? "" : " + ") + p.technique() + " " + p.params();
+      return s;
+    }
   }
   return "";
 }
@@ -60,6 +75,25 @@ Stored apply(const Case& c, const VectorSet& v, int layer) {
     case Case::Kind::pool: return pool_keys(k, v.tokens, v.dim, v.heads, c.pool, uint64_t(layer));
     case Case::Kind::prune: return prune_keys(k, v.tokens, v.dim, c.prune);
     case Case::Kind::quantize: return quantize_keys(k, v.tokens, v.dim, c.format);
+    case Case::Kind::chain: {
+      Stored s = Stored::per_token(std::vector<float>(k, k + v.tokens * v.dim), v.tokens, v.dim);
+      for (const Case& p : c.parts) {
+        if (p.kind == Case::Kind::pool) {
+          if (s.entries() != v.tokens) throw std::invalid_argument("apply: pooling must come first in a chain");
+          s = pool_keys(k, v.tokens, v.dim, v.heads, p.pool, uint64_t(layer));
+        } else if (p.kind == Case::Kind::prune || p.kind == Case::Kind::quantize) {
+          // The entries' keys, pruned or stored narrower; the entries (their tokens) stay.
+          const Stored t = p.kind == Case::Kind::prune ? prune_keys(s.keys.data(), s.entries(), v.dim, p.prune)
+                                                       : quantize_keys(s.keys.data(), s.entries(), v.dim, p.format);
+          s.keys = t.keys;
+          if (t.kept_dims) s.kept_dims = t.kept_dims;
+          s.stored_values = t.stored_values;
+          s.bytes_per_value = t.bytes_per_value;
+          s.extra_bytes += t.extra_bytes;
+        }
+      }
+      return s;
+    }
   }
   throw std::logic_error("apply: unknown case");
 }
@@ -151,23 +185,33 @@ int64_t visible(const VectorSet& v, int q) {
 }
 }  // namespace
 
-double share_recall(const VectorSet& v, int k, int distance) {
+double share_recall(const VectorSet& v, const Case& c, int k, int distance) {
   if (distance < 1 || distance >= v.layers) return -1;
+  std::vector<Stored> stored;
+  for (int l = 0; l + distance < v.layers; ++l) stored.push_back(apply(c, v, l));
   double sum = 0;
   int n = 0;
   for (int q = 0; q < v.queries; ++q) {
     const int64_t seen = visible(v, q);
     if (seen <= k) continue;
-    std::vector<std::vector<int32_t>> top(size_t(v.layers));
-    for (int l = 0; l < v.layers; ++l)
-      top[size_t(l)] = cpu::topk(scores(v.query_of(l, q), v.dim, v.heads, ScoreMode::dot, v.keys_of(l), seen), k);
     for (int l = distance; l < v.layers; ++l) {
-      sum += recall(top[size_t(l - distance)], top[size_t(l)]);
+      const std::vector<int32_t> exact =
+          cpu::topk(scores(v.query_of(l, q), v.dim, v.heads, ScoreMode::dot, v.keys_of(l), seen), k);
+      // The earlier layer's selection, made by its own query over its keys as `c` stores them.
+      const Stored& s = stored[size_t(l - distance)];
+      std::vector<float> es = scores(v.query_of(l - distance, q), v.dim, v.heads, ScoreMode::dot, s.keys.data(), s.entries());
+      for (int64_t e = 0; e < s.entries(); ++e)
+        if (s.begin[size_t(e)] >= seen) es[size_t(e)] = -std::numeric_limits<float>::infinity();
+      std::vector<int32_t> sel = select_ranked(s, cpu::topk(es, int(s.entries())), k);
+      sel.erase(std::remove_if(sel.begin(), sel.end(), [seen](int32_t t) { return t >= seen; }), sel.end());
+      sum += recall(sel, exact);
       ++n;
     }
   }
   return n ? sum / n : -1;
 }
+
+double share_recall(const VectorSet& v, int k, int distance) { return share_recall(v, Case::exact(), k, distance); }
 
 double random_recall(const VectorSet& v, int k) {
   // k tokens drawn at random from the n a query sees hold k/n of its exact top-k on average.

@@ -28,15 +28,20 @@ namespace indexsim::sim::functional {
 enum class ScoreMode { dot, relu_heads };
 
 struct Case {
-  enum class Kind { exact, pool, prune, quantize } kind = Kind::exact;
+  enum class Kind { exact, pool, prune, quantize, chain } kind = Kind::exact;
   PoolSpec pool;
   PruneSpec prune;
   Format format = Format::fp32;
+  std::vector<Case> parts;   // chain: the techniques applied one after another (see apply())
 
   static Case exact();
   static Case pooled(const PoolSpec& p);
   static Case pruned(const PruneSpec& p);
   static Case quantized(Format f);
+  // Several techniques on one cache, in the order it stores them: pooling (which makes the entries),
+  // then pruning the entries' keys, then the storage format of what is kept. The format is applied
+  // to the reconstructed keys, not to pruned coefficients: an approximation of quantising those.
+  static Case chained(std::vector<Case> parts);
   std::string technique() const;
   std::string params() const;
 };
@@ -78,6 +83,10 @@ double recall(const std::vector<int32_t>& selected, const std::vector<int32_t>& 
 std::vector<Case> default_cases(const VectorSet& v);
 
 std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& cases, const EvalOptions& opt);
+
+// IndexShare together with a storage technique `c` (exact: plain IndexShare): recall@k of the
+// selection layer l - distance made from its keys as `c` leaves them, against layer l's exact top-k.
+double share_recall(const VectorSet& v, const Case& c, int k, int distance);
 
 // IndexShare's cost: recall@k of the top-k a layer `distance` layers earlier selected, against this
 // layer's own exact top-k, for the same query; mean over the fixture's layers from `distance` on and

@@ -206,3 +206,24 @@ TEST(FunctionalFixture, CausalFixtureOfARealLanguageModel) {
   EXPECT_GT(share, 10 * random_recall(v, 128));
   EXPECT_LT(share, 1.0);
 }
+
+TEST(FunctionalFixture, TechniquesChainInTheOrderTheCacheStoresThem) {
+  // A chain applies pooling first (it makes the entries), then pruning of the entries' keys, then
+  // the storage format; a link that changes nothing (fp32 storage) leaves the others' figures, and
+  // each narrowing link costs recall at a budget of 64 of 4096 tokens.
+  const VectorSet& v = fixture();
+  EvalOptions opt;
+  opt.ks = {64};
+  const PoolSpec pool{4, PoolAxis::tokens, Gate::sigmoid, GateInit::uniform, 1, 0};
+  const PruneSpec prune{PruneBasis::pca, 0.95, 0};
+  const auto r = run_study(v, {Case::pooled(pool), Case::chained({Case::quantized(Format::fp32), Case::pooled(pool)}),
+                               Case::chained({Case::pooled(pool), Case::pruned(prune)}),
+                               Case::chained({Case::quantized(Format::fp4_e2m1), Case::pruned(prune), Case::pooled(pool)})},
+                           opt);
+  EXPECT_DOUBLE_EQ(r[1].recall[0], r[0].recall[0]);  // fp32 after pooling: the pooled keys as they were
+  EXPECT_LT(r[2].recall[0], r[0].recall[0]);
+  EXPECT_LT(r[3].recall[0], r[2].recall[0]);
+  EXPECT_EQ(r[3].params.find("pool"), 0u);  // sorted: pool, prune, quantize whatever the order given
+  // IndexShare over an exact store is plain IndexShare.
+  EXPECT_DOUBLE_EQ(share_recall(v, Case::exact(), 64, 1), share_recall(v, 64, 1));
+}
