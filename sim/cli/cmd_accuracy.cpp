@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -58,6 +59,11 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
   if (random) v = random_vectors(v.layers, v.tokens, v.queries, v.dim, v.heads, seed);
   if (queries > 0) v = with_queries(v, int(std::min<uint64_t>(queries, uint64_t(v.queries) + 1)));
   const std::vector<CaseResult> results = run_study(v, default_cases(v), opt);
+  // IndexShare: a layer selects with the top-k of a layer 1..3 before it (the issue's reuse by the
+  // next one to three layers), each budget once for every distance.
+  constexpr int kShareDistances = 3;
+  std::map<int, std::vector<double>> share;
+  for (int k : opt.ks) share[k] = share_recalls(v, Case::exact(), k, kShareDistances);
 
   if (json) {
     nlohmann::json j;
@@ -71,9 +77,10 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
     j["ks"] = opt.ks;
     j["causal"] = v.causal;
     for (int k : opt.ks) j["random_recall"]["recall@" + std::to_string(k)] = random_recall(v, k);
-    for (int d = 1; d < v.layers && d <= 3; ++d)
-      for (int k : opt.ks)
-        j["share_recall"]["layers_back_" + std::to_string(d)]["recall@" + std::to_string(k)] = share_recall(v, k, d);
+    for (int k : opt.ks)
+      for (int d = 1; d <= int(share[k].size()); ++d)
+        if (share[k][size_t(d - 1)] >= 0)
+          j["share_recall"]["layers_back_" + std::to_string(d)]["recall@" + std::to_string(k)] = share[k][size_t(d - 1)];
     for (const CaseResult& r : results) {
       auto figures = [&](const Figures& f) {
         nlohmann::json row{{"bytes_per_token", f.bytes_per_token}, {"key_cos", f.key_cos}, {"score_cos", f.score_cos}};
@@ -107,10 +114,10 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
   }
   // IndexShare: a layer selects with the top-k of a layer d before it (the fixture's layers are
   // consecutive model layers: the causal fixture keeps four adjacent ones).
-  for (int d = 1; d < v.layers && d <= 3; ++d) {
+  for (int d = 1; d < v.layers && d <= kShareDistances; ++d) {
     std::printf("%-9s %-44s %6s %8s %8s %9s", "share", ("top-k of the layer " + std::to_string(d) + " before").c_str(), "-",
                 "0.0", "-", "-");
-    for (int k : opt.ks) std::printf(" %9.4f", share_recall(v, k, d));
+    for (int k : opt.ks) std::printf(" %9.4f", share[k][size_t(d - 1)]);
     std::printf("\n");
   }
   std::printf("%-9s %-44s %6s %8s %8s %9s", "random", "k tokens drawn uniformly (the floor)", "-", "-", "-", "-");

@@ -103,9 +103,10 @@ class Accuracy {
   double share_recall(const fn::Case& storage, int group) const {
     // A layer reuses the top-k of a layer 1 to group-1 layers before it: the mean over every such
     // pair of fixture layers (a distance d has layers - d of them).
+    const std::vector<double> by_distance = fn::share_recalls(v_, storage, k_, group - 1);
     double sum = 0, n = 0;
-    for (int d = 1; d < group && d < v_.layers; ++d) {
-      const double r = fn::share_recall(v_, storage, k_, d);
+    for (int d = 1; d <= int(by_distance.size()); ++d) {
+      const double r = by_distance[size_t(d - 1)];
       if (r < 0) continue;
       sum += r * (v_.layers - d);
       n += v_.layers - d;

@@ -185,30 +185,54 @@ int64_t visible(const VectorSet& v, int q) {
 }
 }  // namespace
 
-double share_recall(const VectorSet& v, const Case& c, int k, int distance) {
-  if (distance < 1 || distance >= v.layers) return -1;
+namespace {
+// A causal query that sees `seen` tokens: entries that begin after it are not there yet, so they
+// rank last; a straddling entry competes, and its tokens after the query are dropped from the
+// selection (they count as misses: the pool the query reads holds tokens it cannot attend).
+std::vector<int32_t> rank_visible(const Stored& s, std::vector<float> entry_scores, int64_t seen) {
+  for (int64_t e = 0; e < s.entries(); ++e)
+    if (s.begin[size_t(e)] >= seen) entry_scores[size_t(e)] = -std::numeric_limits<float>::infinity();
+  return cpu::topk(entry_scores, int(s.entries()));
+}
+std::vector<int32_t> select_visible(const Stored& s, const std::vector<int32_t>& ranked, int64_t seen, int k) {
+  std::vector<int32_t> sel = select_ranked(s, ranked, int(std::min<int64_t>(k, seen)));
+  sel.erase(std::remove_if(sel.begin(), sel.end(), [seen](int32_t t) { return t >= seen; }), sel.end());
+  return sel;
+}
+}  // namespace
+
+std::vector<double> share_recalls(const VectorSet& v, const Case& c, int k, int max_distance) {
+  std::vector<double> sum(size_t(std::max(max_distance, 0)), 0.0);
+  std::vector<int> n(sum.size(), 0);
+  // Each layer's keys as `c` stores them, once; per query, each layer's exact top-k and its
+  // selection (by its own query), once, then every pair of layers `distance` apart.
   std::vector<Stored> stored;
-  for (int l = 0; l + distance < v.layers; ++l) stored.push_back(apply(c, v, l));
-  double sum = 0;
-  int n = 0;
+  for (int l = 0; l < v.layers; ++l) stored.push_back(apply(c, v, l));
   for (int q = 0; q < v.queries; ++q) {
     const int64_t seen = visible(v, q);
     if (seen <= k) continue;
-    for (int l = distance; l < v.layers; ++l) {
-      const std::vector<int32_t> exact =
-          cpu::topk(scores(v.query_of(l, q), v.dim, v.heads, ScoreMode::dot, v.keys_of(l), seen), k);
-      // The earlier layer's selection, made by its own query over its keys as `c` stores them.
-      const Stored& s = stored[size_t(l - distance)];
-      std::vector<float> es = scores(v.query_of(l - distance, q), v.dim, v.heads, ScoreMode::dot, s.keys.data(), s.entries());
-      for (int64_t e = 0; e < s.entries(); ++e)
-        if (s.begin[size_t(e)] >= seen) es[size_t(e)] = -std::numeric_limits<float>::infinity();
-      std::vector<int32_t> sel = select_ranked(s, cpu::topk(es, int(s.entries())), k);
-      sel.erase(std::remove_if(sel.begin(), sel.end(), [seen](int32_t t) { return t >= seen; }), sel.end());
-      sum += recall(sel, exact);
-      ++n;
+    std::vector<std::vector<int32_t>> exact, selected;
+    for (int l = 0; l < v.layers; ++l) {
+      exact.push_back(cpu::topk(scores(v.query_of(l, q), v.dim, v.heads, ScoreMode::dot, v.keys_of(l), seen), k));
+      const Stored& s = stored[size_t(l)];
+      const auto es = scores(v.query_of(l, q), v.dim, v.heads, ScoreMode::dot, s.keys.data(), s.entries());
+      selected.push_back(select_visible(s, rank_visible(s, es, seen), seen, k));
     }
+    for (int d = 1; d <= max_distance && d < v.layers; ++d)
+      for (int l = d; l < v.layers; ++l) {
+        sum[size_t(d - 1)] += recall(selected[size_t(l - d)], exact[size_t(l)]);
+        ++n[size_t(d - 1)];
+      }
   }
-  return n ? sum / n : -1;
+  std::vector<double> out(sum.size(), -1.0);
+  for (size_t d = 0; d < sum.size(); ++d)
+    if (n[d]) out[d] = sum[d] / n[d];
+  return out;
+}
+
+double share_recall(const VectorSet& v, const Case& c, int k, int distance) {
+  if (distance < 1 || distance >= v.layers) return -1;
+  return share_recalls(v, c, k, distance)[size_t(distance - 1)];
 }
 
 double share_recall(const VectorSet& v, int k, int distance) { return share_recall(v, Case::exact(), k, distance); }
@@ -262,23 +286,15 @@ std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& c
       f.key_cos = kc / double(v.tokens);
       std::vector<float> token_scores(size_t(v.tokens));
       for (int q = 0; q < v.queries; ++q) {
-        std::vector<float> es = scores(v.query_of(l, q), v.dim, v.heads, opt.score, s.keys.data(), s.entries());
+        const std::vector<float> es = scores(v.query_of(l, q), v.dim, v.heads, opt.score, s.keys.data(), s.entries());
         for (int64_t e = 0; e < s.entries(); ++e)
           std::fill(token_scores.begin() + s.begin[size_t(e)], token_scores.begin() + s.begin[size_t(e) + 1],
                     es[size_t(e)]);
         const int64_t n = visible(v, q);
         f.score_cos += cosine(exact_scores[size_t(q)].data(), token_scores.data(), n);
-        // Causal: entries that begin after the query are not there yet; an entry that straddles it
-        // competes, and its tokens after the query are dropped from the selection (they count as
-        // misses: the pool the query reads holds tokens it cannot attend).
-        for (int64_t e = 0; e < s.entries(); ++e)
-          if (s.begin[size_t(e)] >= n) es[size_t(e)] = -std::numeric_limits<float>::infinity();
-        const std::vector<int32_t> ranked = cpu::topk(es, int(s.entries()));
-        for (size_t j = 0; j < opt.ks.size(); ++j) {
-          std::vector<int32_t> sel = select_ranked(s, ranked, int(std::min<int64_t>(opt.ks[j], n)));
-          sel.erase(std::remove_if(sel.begin(), sel.end(), [n](int32_t t) { return t >= n; }), sel.end());
-          f.recall[j] += recall(sel, exact_top[size_t(q)][j]);
-        }
+        const std::vector<int32_t> ranked = rank_visible(s, es, n);
+        for (size_t j = 0; j < opt.ks.size(); ++j)
+          f.recall[j] += recall(select_visible(s, ranked, n, opt.ks[j]), exact_top[size_t(q)][j]);
       }
       f.score_cos /= v.queries;
       for (double& x : f.recall) x /= v.queries;

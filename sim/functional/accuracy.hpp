@@ -87,6 +87,8 @@ std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& c
 // IndexShare together with a storage technique `c` (exact: plain IndexShare): recall@k of the
 // selection layer l - distance made from its keys as `c` leaves them, against layer l's exact top-k.
 double share_recall(const VectorSet& v, const Case& c, int k, int distance);
+// The same for every distance 1..max_distance at once (element d - 1; -1 where no pair is that far).
+std::vector<double> share_recalls(const VectorSet& v, const Case& c, int k, int max_distance);
 
 // IndexShare's cost: recall@k of the top-k a layer `distance` layers earlier selected, against this
 // layer's own exact top-k, for the same query; mean over the fixture's layers from `distance` on and

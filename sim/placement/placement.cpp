@@ -128,13 +128,16 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
   pl.address.assign(tensors.size(), 0);
   pl.used_bytes.assign(regions.size(), 0);
   pl.allocated_bytes.assign(regions.size(), 0);
-  // A region by name; a name the hardware lacks is an error that says who asked and lists the regions.
-  auto index = [&](const std::string& name, const std::string& who) -> int {
+  auto index = [&](const std::string& name) -> int {
     for (size_t i = 0; i < regions.size(); ++i)
       if (regions[i].name == name) return int(i);
+    return -1;
+  };
+  // A region the hardware lacks: the error says who asked for it and lists the regions there are.
+  auto missing = [&](const std::string& who, const std::string& name) {
     std::string names;
     for (const auto& g : regions) names += (names.empty() ? "" : ", ") + g.name;
-    throw PlacementError(who + " region '" + name + "', which the hardware does not have (its regions: " + names + ")");
+    return PlacementError(who + " region '" + name + "', which the hardware does not have (its regions: " + names + ")");
   };
   std::vector<int> primary, overflow, fabric;
   for (size_t i = 0; i < regions.size(); ++i) {
@@ -172,7 +175,8 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
   for (uint32_t id : order) {
     auto it = policy.pins.find(tensors[id].name);
     if (it == policy.pins.end()) continue;
-    const int r = index(it->second, "tensor " + tensors[id].name + " is pinned to");
+    const int r = index(it->second);
+    if (r < 0) throw missing("tensor " + tensors[id].name + " is pinned to", it->second);
     Placement::PinOutcome pin{tensors[id].name, it->second, tensors[id].bytes,
                               budget[r] > pl.allocated_bytes[r] ? budget[r] - pl.allocated_bytes[r] : 0, false};
     if (!fits(tensors[id], r)) {
@@ -190,7 +194,8 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
     if (done[id]) continue;
     auto it = policy.class_regions.find(tensors[id].cls);
     if (it == policy.class_regions.end()) continue;
-    const int r = index(it->second, std::string("placement.class_regions sends ") + trace::to_string(tensors[id].cls) + " to");
+    const int r = index(it->second);
+    if (r < 0) throw missing(std::string("placement.class_regions sends ") + trace::to_string(tensors[id].cls) + " to", it->second);
     if (regions[r].tier == Tier::fabric)
       throw PlacementError("placement.class_regions: region '" + it->second + "' is the fabric window onto the peers' memory");
     if (!fits(tensors[id], r)) {

@@ -19,18 +19,23 @@ TINY = [
 ]
 
 
-def _recalls(db):
-    """Each run's recall, named by the technique sections its resolved config enables (with the
-    pooling ratio): the study stores configs, not file names."""
+def _recall_rows(db):
+    """(resolved config, recall) of every run the study stored."""
     con = sqlite3.connect(db)
     try:
         rows = con.execute("SELECT r.config, m.value FROM runs r JOIN metrics m ON m.run = r.key "
                            "WHERE m.name = 'accuracy_recall_at_k'").fetchall()
     finally:
         con.close()
+    return [(json.loads(c), v) for c, v in rows]
+
+
+def _recalls(db):
+    """Each run's recall, named by the technique sections its resolved config enables (with the
+    pooling ratio): the study stores configs, not file names."""
     out = {}
-    for config, value in rows:
-        tech = json.loads(config)["techniques"]
+    for config, value in _recall_rows(db):
+        tech = config["techniques"]
         on = sorted(s for s in ("index_pool", "dim_prune", "index_share", "quantize") if s in tech)
         name = "+".join(on) or "baseline"
         if on == ["index_pool"]:
@@ -172,13 +177,8 @@ def test_study_accuracy_at_each_runs_budget_ratio_on_the_causal_fixture(exe, tmp
     out = subprocess.run([exe, "study", study, "--db", db], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr
     assert "recall@k with k / 8192 = 1024 / context" in out.stdout
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute("SELECT r.config, m.value FROM runs r JOIN metrics m ON m.run = r.key "
-                           "WHERE m.name = 'accuracy_recall_at_k'").fetchall()
-    finally:
-        con.close()
-    pooled = {json.loads(c)["step"]["context"]: v for c, v in rows if "index_pool" in json.loads(c)["techniques"]}
-    exact = [v for c, v in rows if "index_pool" not in json.loads(c)["techniques"]]
+    rows = _recall_rows(db)
+    pooled = {c["step"]["context"]: v for c, v in rows if "index_pool" in c["techniques"]}
+    exact = [v for c, v in rows if "index_pool" not in c["techniques"]]
     assert exact == [1.0, 1.0]
     assert 0.1 < pooled[131072] < pooled[4096] - 0.05 and pooled[4096] < 1.0, pooled

@@ -565,23 +565,7 @@ class StepEmulator {
     md["workload_config"] = m_.resolved;
     md["step"] = p_.to_json();
     md["seed"] = p_.seed;
-    nlohmann::json kinds = nlohmann::json::array();
-    for (const auto& l : m_.layers)
-      kinds.push_back(std::string(to_string(l.attention)) + (l.attention == AttentionKind::dsa ? std::string("/") + to_string(l.indexer) : "") +
-                      "/" + to_string(l.mlp));
-    md["layer_kinds"] = kinds;
-    const auto params = m_.parameters();
-    md["parameters"] = {{"total", params.total},
-                        {"active", params.active},
-                        {"counts", std::string("embedding, LM head, every layer's attention, indexer and MLP (whole model); ") +
-                                   (m_.mtp.enabled ? "the MTP layers with their eh_proj; " : "no MTP layer; ") +
-                                   "no vision tower, mHC mixing, norms or biases"}};
-    md["per_gpu"] = {{"heads", m_.local_heads()},
-                     {"index_heads", m_.local_index_heads()},
-                     {"routed_experts", m_.local_routed_experts()},
-                     {"kv_cache", "replicated across attention TP (one latent per token)"},
-                     {"indexer_cache", "replicated across attention TP (one key per token)"},
-                     {"linear_state", "split with the heads"}};
+    md.update(m_.describe());
   }
 };
 

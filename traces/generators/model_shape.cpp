@@ -311,6 +311,28 @@ ModelShape::LayerParams ModelShape::layer_params(int layer) const {
   return p;
 }
 
+nlohmann::json ModelShape::describe() const {
+  nlohmann::json d;
+  nlohmann::json kinds = nlohmann::json::array();
+  for (const auto& l : layers)
+    kinds.push_back(std::string(to_string(l.attention)) + (l.attention == AttentionKind::dsa ? std::string("/") + to_string(l.indexer) : "") +
+                    "/" + to_string(l.mlp));
+  d["layer_kinds"] = kinds;
+  const auto params = parameters();
+  d["parameters"] = {{"total", params.total},
+                     {"active", params.active},
+                     {"counts", std::string("embedding, LM head, every layer's attention, indexer and MLP (whole model); ") +
+                                (mtp.enabled ? "the MTP layers with their eh_proj; " : "no MTP layer; ") +
+                                "no vision tower, mHC mixing, norms or biases"}};
+  d["per_gpu"] = {{"heads", local_heads()},
+                  {"index_heads", local_index_heads()},
+                  {"routed_experts", local_routed_experts()},
+                  {"kv_cache", "replicated across attention TP (one latent per token)"},
+                  {"indexer_cache", "replicated across attention TP (one key per token)"},
+                  {"linear_state", "split with the heads"}};
+  return d;
+}
+
 ModelShape::ParameterCount ModelShape::parameters() const {
   ModelShape whole = *this;
   whole.deployment = DeploymentShape{};  // one GPU holding everything: the per-GPU counts are the model's

@@ -129,6 +129,10 @@ struct ModelShape {
   std::vector<LayerShape> layers;  // expanded from the config's layer rules
   nlohmann::json resolved;         // the configuration as read, defaults included
 
+  // What a trace of this model says about it (its metadata): each layer's kinds, the whole model's
+  // parameter counts and what they include, and what one GPU holds.
+  nlohmann::json describe() const;
+
   // One GPU's share.
   uint32_t local_heads() const { return mla.num_heads / deployment.attention_tensor_parallel; }
   uint32_t local_index_heads() const;
