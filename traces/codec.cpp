@@ -122,6 +122,7 @@ void encode_one(const KernelRecord& k, PayloadWriter& w) {
   w.u32(static_cast<uint32_t>(k.deps.size()));
   for (uint32_t d : k.deps) w.u32(d);
   w.u64(k.wait_ns);
+  w.u8(k.simt_overlaps_mma ? 1 : 0);
 }
 
 void encode_one(const CtaRecord& c, PayloadWriter& w) {
@@ -213,6 +214,8 @@ Record decode(BlockType type, PayloadReader& r) {
       for (auto& d : k.deps) d = r.u32();
       // Format version 2 appends wait_ns; a version-1 kernel block ends after its deps.
       if (r.remaining() >= 8) k.wait_ns = r.u64();
+      // Version 3 appends simt_overlaps_mma.
+      if (r.remaining() >= 1) k.simt_overlaps_mma = r.u8() != 0;
       return k;
     }
     case BlockType::cta: {

@@ -51,6 +51,10 @@ struct LaunchLimits {
   std::array<bool, kPrecisionCount> native{true, true, true, true, true, false, true};
   // Hopper's asynchronous warpgroup MMA (wgmma) and TMA: the DeepGEMM/FlashMLA kernel designs.
   bool warpgroup_mma = true;
+  // CUDA-core work of dequantising one FP8 value to BF16 (convert, scale), in the simt FLOPs a
+  // kernel record counts: the GPU's cycles per value x its simt FLOPs per clock. The default is
+  // the cost of one FMA-rate convert and one multiply, for processors that do not say.
+  double simt_flops_per_fp8_value = 2.0;
   FabricLimits fabric;  // the GPU's place in its NVLink domain; collectives are shaped from it
 };
 

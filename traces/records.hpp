@@ -16,7 +16,8 @@
 namespace indexsim::trace {
 
 // 2: kernel blocks end with wait_ns (a version-1 block ends after its deps and reads as 0).
-constexpr uint32_t kFormatVersion = 2;
+// 3: then simt_overlaps_mma (earlier blocks read as true, the behaviour they were written for).
+constexpr uint32_t kFormatVersion = 3;
 
 enum class TensorClass : uint8_t {
   weights = 0,
@@ -62,6 +63,10 @@ struct KernelRecord {
   // Time each CTA waits, after its own memory traffic, on agents outside this GPU: a collective's
   // per-step handshakes with its peers (flags over the fabric). 0 for kernels that wait on nothing.
   uint64_t wait_ns = 0;
+  // The kernel's CUDA-core work runs beside its Tensor-core work (warp-specialised kernels: DeepGEMM
+  // promotes one warpgroup's sums while another's WGMMAs run), so the busier pipe sets the time.
+  // false: barriers separate the phases (dequantise a tile, then MMA on it), and their times add.
+  bool simt_overlaps_mma = true;
   uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
   uint32_t threads_per_cta() const { return block[0] * block[1] * block[2]; }
   double total_flops() const {

@@ -101,7 +101,10 @@ Tick Npu::task_compute_ps(const KernelWork& w, uint64_t ctas) const {
     array_cycles += matmul_cycles(p_, m, k, n, Precision(i));
   }
   const double vector_cycles = vector_flops / p_.vector_flops_per_cycle;
-  const double cycles = std::max(double(array_cycles), vector_cycles);
+  // The vector unit and the array overlap unless the kernel's phases alternate (dequantise, then
+  // multiply), as on the SMs.
+  const double cycles = r.simt_overlaps_mma ? std::max(double(array_cycles), vector_cycles)
+                                            : double(array_cycles) + vector_cycles;
   return Tick(std::llround(cycles * double(clk_.period_ps())));
 }
 

@@ -43,6 +43,8 @@ trace::LaunchLimits SmArray::launch_limits() const {
   l.registers_per_unit = uint32_t(p_.registers_per_sm);
   for (int i = 0; i < trace::kPrecisionCount; ++i) l.native[size_t(i)] = tc_.params().flops_per_clk[size_t(i)] > 0;
   l.warpgroup_mma = p_.warpgroup_mma;
+  const auto& tc = tc_.params();
+  l.simt_flops_per_fp8_value = tc.fp8_dequant_cycles_per_value * tc.flops_per_clk[int(trace::Precision::simt)];
   return l;
 }
 
@@ -60,7 +62,7 @@ void SmArray::launch(const KernelWork& w, Tick now) {
   std::array<double, trace::kPrecisionCount> per_cta{};
   const double n = double(std::max<uint64_t>(1, r.cta_count()));
   for (int p = 0; p < trace::kPrecisionCount; ++p) per_cta[p] = r.flops[p] / n;
-  k.cta_compute = tc_.compute_ps(per_cta);
+  k.cta_compute = tc_.compute_ps(per_cta, r.simt_overlaps_mma);
   // A multi-stage pipeline holds smem / stages bytes a stage; the math on the last stage's data is
   // that share of the CTA's math (a 6 MiB GEMM panel through 48 KiB stages leaves 1/128 of it).
   // Kernels without shared memory stream through registers: a stage is 1/stages of the CTA.

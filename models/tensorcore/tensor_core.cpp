@@ -23,6 +23,7 @@ TensorCoreParams TensorCoreParams::load(const config::Node& gpu) {
   // FP32 matrix work without TF32 runs on the CUDA cores.
   p.flops_per_clk[int(Precision::fp32)] = p.flops_per_clk[int(Precision::simt)];
   p.pipeline_latency_cycles = gpu.req<double>("mma_pipeline_latency_cycles", Rule::non_negative());
+  p.fp8_dequant_cycles_per_value = gpu.req<double>("fp8_dequant_cycles_per_value", Rule::range(0.001, 100));
   p.issue_efficiency = gpu.req<double>("mma_issue_efficiency", Rule::range(0.05, 1.0));
   return p;
 }
@@ -40,10 +41,11 @@ int TensorCore::effective(int precision) const {
   return p;
 }
 
-Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& flops) const {
-  // The Tensor Cores and the CUDA cores are separate pipes fed by different warps: a CTA's matrix
-  // work and its SIMT work (FP8 promotion, softmax, dequantisation) overlap, and the busier pipe
-  // sets the time (DeepGEMM promotes one warpgroup's partial sums while the other's WGMMAs run).
+Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& flops, bool overlap) const {
+  // The Tensor Cores and the CUDA cores are separate pipes. In a warp-specialised kernel different
+  // warps feed them at once, and the busier pipe sets the time (DeepGEMM promotes one warpgroup's
+  // partial sums while the other's WGMMAs run). A kernel whose barriers separate the phases
+  // (dequantise a tile, then MMA on it, then softmax) leaves one pipe idle while the other works.
   double mma_ps = 0, simt_ps = 0;
   for (int i = 0; i < trace::kPrecisionCount; ++i) {
     if (flops[i] <= 0) continue;
@@ -52,7 +54,7 @@ Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& fl
     if (simt) simt_ps += flops[i] / p_.flops_per_clk[e] * sm_clock_.period_ps();
     else mma_ps += flops[i] / (p_.flops_per_clk[e] * p_.issue_efficiency) * tensor_clock_.period_ps();
   }
-  double ps = std::max(mma_ps, simt_ps);
+  double ps = overlap ? std::max(mma_ps, simt_ps) : mma_ps + simt_ps;
   if (mma_ps > 0) ps += p_.pipeline_latency_cycles * tensor_clock_.period_ps();
   return static_cast<Tick>(std::llround(ps));
 }

@@ -22,6 +22,9 @@ struct TensorCoreParams {
   // FLOPs per clock per SM, indexed by trace::Precision (simt = CUDA-core FP32 FMA x2, SM clock).
   std::array<double, trace::kPrecisionCount> flops_per_clk{};
   double pipeline_latency_cycles = 0;   // fill latency of one MMA chain (tensor clock)
+  // CUDA-core cycles one SM spends turning one FP8 (E4M3) value into a scaled BF16 one: the
+  // conversion chain's instructions at the architecture's throughputs (SM clock).
+  double fp8_dequant_cycles_per_value = 0;
   // Fraction of the issue slots a real mainloop keeps busy (operand staging, barriers).
   double issue_efficiency = 1.0;
 
@@ -32,9 +35,10 @@ class TensorCore {
  public:
   explicit TensorCore(const TensorCoreParams& p);
   // Time for one SM to retire `flops` (per precision), pipeline fill included: the larger of the
-  // Tensor Core time and the CUDA-core time (separate pipes). Precisions the GPU
+  // Tensor Core time and the CUDA-core time when the kernel overlaps the two pipes, their sum when
+  // its phases alternate (trace::KernelRecord::simt_overlaps_mma). Precisions the GPU
   // lacks (rate 0, e.g. FP8 on A100) run at the next wider precision it has, as libraries do.
-  Tick compute_ps(const std::array<double, trace::kPrecisionCount>& flops) const;
+  Tick compute_ps(const std::array<double, trace::kPrecisionCount>& flops, bool overlap = true) const;
   // Peak rate of the whole GPU at one precision, FLOP/s (after the fallback above).
   double peak_flops(trace::Precision p, int sm_count) const;
   const TensorCoreParams& params() const { return p_; }

@@ -40,6 +40,7 @@ std::string SegmentReuse::signature(KernelState& k) const {
   for (double f : r.flops) put(f);
   put(r.double_buffered);
   put(r.wait_ns);
+  put(r.simt_overlaps_mma);
   for (const AccessRecord* a : k.accesses) {
     put(a->cta_first);
     put(a->cta_count);

@@ -24,7 +24,8 @@ constexpr KernelShapeKeys kKernelShapes[] = {
     {"read", "bytes [ctas]"},
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
     {"mla_decode", "batch heads s_q seqlen (BF16 KV, FlashMLA's dense kernel)"},
-    {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed]"},
+    {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed] (the project's split-KV kernel)"},
+    {"flashmla_sparse_decode", "batch heads s_q topk context [crossover: true|false] [seed] (FlashMLA's, FP8 KV)"},
     {"all_reduce", "bytes gpus (NCCL; nccl-tests' size)"},
     {"all_gather", "bytes gpus"},
     {"reduce_scatter", "bytes gpus"},
@@ -67,7 +68,7 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     d.heads = shape.req<uint32_t>("heads", Rule::range(1, 1024));
     d.q_per_seq = shape.req<uint32_t>("s_q", Rule::range(1, 64));
     d.seqlen = shape.req<uint64_t>("seqlen", Rule::range(1, double(UINT32_MAX)));
-  } else if (kernel == "sparse_mla_decode") {
+  } else if (kernel == "sparse_mla_decode" || kernel == "flashmla_sparse_decode") {
     auto& sp = c.sparse;
     sp.batch = shape.req<uint32_t>("batch", Rule::range(1, 65535));
     sp.heads = shape.req<uint32_t>("heads", Rule::range(1, 1024));
@@ -75,7 +76,10 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     sp.topk = shape.req<uint32_t>("topk", Rule::range(1, 1 << 20));
     sp.context = shape.req<uint64_t>("context", Rule::range(1, double(UINT32_MAX)));
     if (sp.context < sp.topk) shape.fail("context", std::to_string(sp.context), "must be at least topk");
-    const std::string kv = shape.opt<std::string>("kv", "fp8", Rule::choice({"fp8", "bf16"}));
+    const std::string kv = kernel == "flashmla_sparse_decode"
+                               ? "fp8"
+                               : shape.opt<std::string>("kv", "fp8", Rule::choice({"fp8", "bf16"}));
+    c.crossover = kernel == "flashmla_sparse_decode" && shape.opt<bool>("crossover", true);
     // FlashMLA's FP8 layout (512 e4m3 + 4 fp32 scales + 64 bf16 RoPE), or 576 BF16 values.
     sp.kv_row_bytes = kv == "fp8" ? geo::kKvFp8RowBytes : geo::kKvBf16RowBytes;
     sp.seed = shape.opt<uint64_t>("seed", 1);
@@ -107,7 +111,7 @@ double nominal_flops(const KernelCase& c) {
   constexpr double dqv = geo::kAttnDk + geo::kAttnDv;
   if (c.kernel == "mla_decode")
     return 2.0 * c.dense.batch * c.dense.q_per_seq * c.dense.heads * double(c.dense.seqlen) * dqv;
-  if (c.kernel == "sparse_mla_decode")
+  if (c.kernel == "sparse_mla_decode" || c.kernel == "flashmla_sparse_decode")
     return 2.0 * c.sparse.batch * c.sparse.q_per_seq * c.sparse.heads * double(c.sparse.topk) * dqv;
   return 0;
 }
@@ -131,7 +135,7 @@ double nominal_bytes(const KernelCase& c) {
     return double(c.dense.batch) * double(c.dense.seqlen) * geo::kKvBf16RowBytes +
            q * c.dense.heads * (geo::kAttnDk + geo::kAttnDv) * 2.0;
   }
-  if (c.kernel == "sparse_mla_decode") {  // KV rows selected by every query, its Q (BF16) and O (BF16)
+  if (c.kernel == "sparse_mla_decode" || c.kernel == "flashmla_sparse_decode") {  // KV rows selected by every query, its Q (BF16) and O (BF16)
     const double q = double(c.sparse.batch) * c.sparse.q_per_seq;
     return q * c.sparse.topk * c.sparse.kv_row_bytes + q * c.sparse.heads * (geo::kAttnDk + geo::kAttnDv) * 2.0;
   }
@@ -153,6 +157,7 @@ trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimi
   }
   if (c.kernel == "gemm") return trace::emulate_gemm(c.m, c.n, c.k, c.dtype, limits);
   if (c.kernel == "sparse_mla_decode") return trace::emulate_sparse_mla_decode(c.sparse, limits);
+  if (c.kernel == "flashmla_sparse_decode") return trace::emulate_flashmla_sparse_decode(c.sparse, limits, c.crossover);
   if (c.kernel == "mla_decode") return trace::emulate_mla_decode(c.dense, limits);
   if (is_collective(c.kernel)) {
     trace::CollectiveShape s;

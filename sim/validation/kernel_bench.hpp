@@ -19,13 +19,14 @@ namespace indexsim::sim {
 
 // A kernel and its shape. Which fields a kernel reads is listed in kKernelShapes (kernel_bench.cpp).
 struct KernelCase {
-  std::string kernel;        // copy, read, gemm, mla_decode, sparse_mla_decode, a collective, ep_dispatch, ep_combine
+  std::string kernel;        // copy, read, gemm, mla_decode, sparse_mla_decode, flashmla_sparse_decode, a collective, ep_dispatch, ep_combine
   uint64_t bytes = 0;        // copy, read, collectives (the message size as nccl-tests counts it)
   uint32_t gpus = 8;         // collectives and expert-parallel kernels
   uint64_t ctas = 0;         // copy, read: 0 = one CTA per chunk
   uint64_t m = 0, n = 0, k = 0;
   trace::Precision dtype = trace::Precision::bf16;
-  trace::SparseMlaDecodeShape sparse;  // sparse_mla_decode
+  trace::SparseMlaDecodeShape sparse;  // sparse_mla_decode, flashmla_sparse_decode
+  bool crossover = true;               // flashmla_sparse_decode: CTA pairs share dequantised rows
   trace::MlaDecodeShape dense;         // mla_decode
   trace::ExpertParallelShape ep;       // ep_dispatch, ep_combine
 };

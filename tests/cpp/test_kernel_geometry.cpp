@@ -126,6 +126,55 @@ TEST(KernelGeometry, SparseMlaDecodeBenchmarkShape) {
   EXPECT_EQ(gathered, uint64_t(2) * 256 * 2048 * 656);
 }
 
+// FP8 rows are dequantised by every head block's CTA between barriers: SIMT FLOPs = softmax
+// 4 · heads · rows + simt_flops_per_fp8_value · 512 latent values · rows · head blocks, and the
+// kernel alternates its pipes. BF16 rows have no dequantisation.
+TEST(KernelGeometry, SparseMlaDecodeChargesTheDequantisationOfEveryGatheredFp8Row) {
+  SparseMlaDecodeShape sh;
+  sh.batch = 128, sh.heads = 128, sh.q_per_seq = 2, sh.topk = 2048, sh.context = 65536;
+  LaunchLimits lim;
+  lim.simt_flops_per_fp8_value = 25.0;
+  const TraceData t = emulate_sparse_mla_decode(sh, lim);
+  const double rows = 256.0 * 2048;  // queries x selected rows
+  EXPECT_DOUBLE_EQ(t.kernels[0].flops[int(Precision::simt)], 4.0 * 128 * rows + 25.0 * 512 * rows * 2);
+  EXPECT_FALSE(t.kernels[0].simt_overlaps_mma);
+  sh.kv_row_bytes = 1152;
+  const TraceData bf = emulate_sparse_mla_decode(sh, lim);
+  EXPECT_DOUBLE_EQ(bf.kernels[0].flops[int(Precision::simt)], 4.0 * 128 * rows);
+}
+
+// FlashMLA's sparse FP8 decode on the benchmark shape: the two CTAs of a pair (heads 0-63 and
+// 64-127 of one query token) each gather half of the token's selected rows (crossover), so the
+// gathered bytes and the dequantisation halve while the MMA FLOPs, 2 · 256 · 128 · 2048 · (576 +
+// 512), do not. Without crossover every CTA gathers every row. BF16 rows are refused.
+TEST(KernelGeometry, FlashMlaSparseDecodeCrossoverHalvesLoadsAndDequantisation) {
+  SparseMlaDecodeShape sh;
+  sh.batch = 128, sh.heads = 128, sh.q_per_seq = 2, sh.topk = 2048, sh.context = 65536;
+  LaunchLimits lim;
+  lim.simt_flops_per_fp8_value = 25.0;
+  auto gathered = [](const TraceData& t) {
+    uint64_t g = 0;
+    for (const auto& a : t.accesses)
+      if (a.kind == AccessRecord::Kind::gather) g += a.bytes_per_cta() * a.cta_count;
+    return g;
+  };
+  const TraceData with = emulate_flashmla_sparse_decode(sh, lim, true);
+  const TraceData without = emulate_flashmla_sparse_decode(sh, lim, false);
+  const double mma = 2.0 * 256 * 128 * 2048 * (576 + 512);
+  EXPECT_DOUBLE_EQ(with.kernels[0].flops[int(Precision::bf16)], mma);
+  EXPECT_DOUBLE_EQ(without.kernels[0].flops[int(Precision::bf16)], mma);
+  const double softmax = 4.0 * 256 * 128 * 2048;
+  EXPECT_DOUBLE_EQ(without.kernels[0].flops[int(Precision::simt)], softmax + 25.0 * 512 * (4.0 * 128 * 2048));
+  EXPECT_DOUBLE_EQ(with.kernels[0].flops[int(Precision::simt)], softmax + 25.0 * 512 * (2.0 * 128 * 2048));
+  // FlashMLA's grid: (heads / 64, s_q, num_sm_parts = 132 / 4).
+  EXPECT_EQ(without.kernels[0].grid, (std::array<uint32_t, 3>{2, 2, 33}));
+  EXPECT_EQ(gathered(without), uint64_t(4) * 128 * 2048 * 656);
+  EXPECT_EQ(gathered(with), uint64_t(2) * 128 * 2048 * 656);
+  EXPECT_FALSE(with.kernels[0].simt_overlaps_mma);
+  sh.kv_row_bytes = 1152;
+  EXPECT_THROW(emulate_flashmla_sparse_decode(sh, lim, true), std::invalid_argument);
+}
+
 // FlashMLA's get_mla_metadata: total = Σ (ceil(len / 64) + 5) blocks, each part a budget of
 // ceil(total / parts) + 5, filled greedily. Three batches of 640 tokens (10 blocks) on 2 parts:
 // total 45, budget 28: part 0 takes batch 0 (15), then 8 of batch 1's blocks (28 - 15 - 5);

@@ -28,6 +28,7 @@ gpu:
   tensor_flops_per_clk_per_sm: {tf32: 512, bf16: 1024, fp16: 1024, fp8: 2048, fp4: 0}
   simt_flops_per_clk_per_sm: 256
   mma_pipeline_latency_cycles: 0
+  fp8_dequant_cycles_per_value: 0.1
   mma_issue_efficiency: 1.0
   max_outstanding_requests_per_sm: 16
   line_bytes: 128
@@ -122,6 +123,22 @@ TEST(Replay, ComputeBoundKernelTakesFlopsOverRate) {
   EXPECT_NEAR(out.step_ns, 2048.0, 1.0);
   EXPECT_EQ(out.kernels[0].bound, "compute");
   EXPECT_NEAR(out.kernels[0].roofline_ns, 2048.0, 1.0);
+}
+
+// One CTA per SM with 2^20 bf16 FLOPs (1024 ns at 1024 FLOP/clk, 1 GHz) and 2^18 SIMT FLOPs
+// (1024 ns at 256 FLOP/clk). Overlapping pipes: max(1024, 1024) = 1024 ns. Phases separated by
+// barriers (simt_overlaps_mma = false): 1024 + 1024 = 2048 ns.
+TEST(Replay, SimtWorkAddsToMatrixWorkWhenTheKernelAlternatesPhases) {
+  Rig rig;
+  test::FakeMemory mem(100.0, 10.0);
+  for (bool overlap : {true, false}) {
+    KernelRecord k = kernel(0, 4);
+    k.flops[int(trace::Precision::bf16)] = 4.0 * (1 << 20);
+    k.flops[int(trace::Precision::simt)] = 4.0 * (1 << 18);
+    k.simt_overlaps_mma = overlap;
+    auto out = run(rig, {k}, {}, mem);
+    EXPECT_NEAR(out.step_ns, overlap ? 1024.0 : 2048.0, 1.0) << "overlap " << overlap;
+  }
 }
 
 TEST(Replay, DependentKernelsRunInSequenceIndependentStreamsOverlap) {

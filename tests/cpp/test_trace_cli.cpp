@@ -46,7 +46,13 @@ TEST(TraceCli, GenFindsABareWorkloadName) {
 TEST(TraceCli, CheckNamesTheBlockAndOffsetOfAFlippedByte) {
   const std::string p = small_trace();
   auto b = file_bytes(p);
-  b[b.size() / 2] ^= 0x10;
+  // Walk to the block that holds the file's middle byte (16-byte fixed header, JSON, its CRC; each
+  // block a type byte, payload length and CRC, then the payload) and flip a byte of its payload.
+  auto u32 = [&b](size_t at) { return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24; };
+  size_t at = 16 + u32(12) + 4;
+  while (at + 9 + u32(at + 1) < b.size() / 2) at += 9 + u32(at + 1);
+  ASSERT_GT(u32(at + 1), 0u);
+  b[at + 9 + u32(at + 1) / 2] ^= 0x10;
   write_bytes(p, b);
   const CliResult r = run_cli("trace check " + p);
   EXPECT_EQ(r.status, 1) << r.output;

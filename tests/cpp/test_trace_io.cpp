@@ -135,10 +135,29 @@ TEST(TraceIo, AVersionOneKernelBlockReadsWithoutAWait) {
   const auto& full = w.bytes();
   PayloadReader r2(full.data(), full.size());
   EXPECT_EQ(std::get<KernelRecord>(decode(BlockType::kernel, r2)).wait_ns, 15000u);
-  PayloadReader r1(full.data(), full.size() - 8);  // the same block as version 1 wrote it
+  PayloadReader r1(full.data(), full.size() - 9);  // the same block as version 1 wrote it
   const auto v1 = std::get<KernelRecord>(decode(BlockType::kernel, r1));
   EXPECT_EQ(v1.wait_ns, 0u);
   EXPECT_EQ(v1.deps, k.deps);
+}
+
+// Version 3 appends simt_overlaps_mma; a version-2 block (without it) reads as overlapping, the
+// behaviour it was written for.
+TEST(TraceIo, AVersionTwoKernelBlockReadsAsOverlappingPipes) {
+  KernelRecord k;
+  k.name = "L0.sparse_attn";
+  k.kind = KernelKind::sparse_attn;
+  k.wait_ns = 7;
+  k.simt_overlaps_mma = false;
+  PayloadWriter w;
+  encode(Record(k), w);
+  const auto& full = w.bytes();
+  PayloadReader r3(full.data(), full.size());
+  EXPECT_FALSE(std::get<KernelRecord>(decode(BlockType::kernel, r3)).simt_overlaps_mma);
+  PayloadReader r2(full.data(), full.size() - 1);
+  const auto v2 = std::get<KernelRecord>(decode(BlockType::kernel, r2));
+  EXPECT_TRUE(v2.simt_overlaps_mma);
+  EXPECT_EQ(v2.wait_ns, 7u);
 }
 
 TEST(TraceIo, AFlippedPayloadByteFailsTheCrcNamingBlockAndOffset) {

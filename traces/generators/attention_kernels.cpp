@@ -76,11 +76,15 @@ uint64_t sparse_mla(Builder& b, const SparseMla& a, const LaunchLimits& lim) {
   }
   // Absorbed MLA on the Tensor Cores, 64 head rows per CTA also past the local heads: q·k over the
   // latent and RoPE parts, then p·v over the latent, per selected row. Softmax (and, for FP8 rows,
-  // the dequantisation of every gathered latent value) on the CUDA cores.
+  // the dequantisation of every gathered latent value by every head block's CTA) on the CUDA cores,
+  // between barriers: kernels/sparse_attn.cu dequantises a tile, then multiplies, so the two pipes
+  // take turns.
   const double padded_heads = double(HB * geo::kAttnHeadsPerCta);
   b.k(id).flops[static_cast<int>(a.compute)] = 2.0 * padded_heads * (2.0 * a.d_latent + a.d_rope) * rows_total;
   b.k(id).flops[static_cast<int>(Precision::simt)] =
-      4.0 * double(H) * rows_total + (fp8 ? 2.0 * a.d_latent * rows_total * double(HB) : 0.0);
+      4.0 * double(H) * rows_total +
+      (fp8 ? lim.simt_flops_per_fp8_value * double(a.d_latent) * rows_total * double(HB) : 0.0);
+  b.k(id).simt_overlaps_mma = false;
   if (S == 1) return 0;
   const KernelShape cs{uint32_t(geo::kAttnCombineThreads), 0, 32};
   const uint32_t c = b.kernel(a.name + "_combine", KernelKind::sparse_attn, a.layer, {H, Q, 1}, cs);
@@ -164,47 +168,84 @@ std::vector<MlaDecodeSegment> flashmla_schedule(const std::vector<uint64_t>& seq
   return out;
 }
 
-TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limits) {
-  if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.seqlen == 0)
-    throw std::invalid_argument("mla decode: batch, heads, s_q and seqlen must be > 0");
+namespace {
+
+// What differs between FlashMLA's dense BF16 decode and its sparse FP8 decode; the schedule, the
+// grid, the split-KV workspace and the combine are the same.
+struct FlashMlaKernel {
+  const char* name;
+  uint32_t batch, heads, q_per_seq;
+  uint64_t kv_rows;    // rows a query token attends to: the sequence (dense) or its top-k (sparse)
+  uint64_t row_bytes;  // bytes of one KV row in memory
+  // Rows of batch b by position: the sequence's own rows (null) or its selected rows.
+  const std::vector<std::vector<uint32_t>>* selected = nullptr;
+  uint64_t context = 0;  // KV rows stored per sequence
+  bool crossover = false;  // CTA pairs each load and dequantise half the rows and share them (DSM)
+  uint32_t threads = 256;
+  double simt_flops_per_value = 0;  // dequantisation of a loaded row's latent values (FP8 rows)
+};
+
+TraceData flashmla_decode(const FlashMlaKernel& f, const LaunchLimits& limits, nlohmann::json launch) {
   constexpr uint64_t kDk = geometry::kAttnDk, kDv = geometry::kAttnDv, kRowBytes = geometry::kKvBf16RowBytes;
   constexpr uint64_t kBlock = 64, kBlockM = 64;  // FlashMLA: 64-token KV blocks, 64 query rows a CTA
-  // FlashMLA's dense decode (csrc flash_fwd_mla_kernel.h, flash_api.cpp; docs/library-heuristics.md
-  // §2a): 64 query rows (heads x s_q of the one KV head) per CTA, 256 threads, 64-token KV blocks;
+  // FlashMLA's decode (csrc flash_fwd_mla_kernel.h, flash_api.cpp; docs/library-heuristics.md §2a):
+  // 64 query rows (heads x s_q of the one KV head) per CTA, 256 threads, 64-token KV blocks;
   // num_sm_parts = sm_count / ceil(rows / 64) parts share the batches' blocks greedily.
-  const uint64_t R = uint64_t(sh.heads) * sh.q_per_seq, m_blocks = ceil_div(R, kBlockM);
+  const uint64_t R = uint64_t(f.heads) * f.q_per_seq, m_blocks = ceil_div(R, kBlockM);
   const uint32_t parts = uint32_t(std::max<uint64_t>(1, limits.units / m_blocks));
   const uint64_t smem = kBlockM * kRowBytes * 3 + kBlockM * kBlock * 2 + 1024;  // Q, two K buffers, P, softmax state
   if (smem > limits.smem_per_cta_bytes)
-    throw std::invalid_argument("mla_decode: FlashMLA's dense kernel needs " + std::to_string(smem) +
+    throw std::invalid_argument(std::string(f.name) + ": FlashMLA's kernel needs " + std::to_string(smem) +
                                 " B of shared memory per CTA, the device allows " + std::to_string(limits.smem_per_cta_bytes));
+  // A pair shares rows only when both halves are heads of one query token.
+  const bool pairs = f.crossover && f.heads % (2 * kBlockM) == 0;
   Builder b;
-  const uint32_t kv = b.tensor("kv_cache", TensorClass::kv_cache, -1, uint64_t(sh.batch) * sh.seqlen * kRowBytes);
-  const uint32_t q = b.tensor("q", TensorClass::activations, -1, uint64_t(sh.batch) * R * kRowBytes);
-  const uint32_t out = b.tensor("out", TensorClass::activations, -1, uint64_t(sh.batch) * R * kDv * 2);
-  const std::vector<uint64_t> lens(sh.batch, sh.seqlen);
+  const uint64_t stored = f.selected ? f.context : f.kv_rows;
+  const uint32_t kv = b.tensor("kv_cache", TensorClass::kv_cache, -1, uint64_t(f.batch) * stored * f.row_bytes);
+  const uint32_t q = b.tensor("q", TensorClass::activations, -1, uint64_t(f.batch) * R * kRowBytes);
+  const uint32_t out = b.tensor("out", TensorClass::activations, -1, uint64_t(f.batch) * R * kDv * 2);
+  const uint32_t idx = f.selected ? b.tensor("topk_indices", TensorClass::topk_indices, -1, uint64_t(f.batch) * f.kv_rows * 4)
+                                  : 0;
+  const std::vector<uint64_t> lens(f.batch, f.kv_rows);
   const auto segs = flashmla_schedule(lens, parts);
-  std::vector<uint32_t> splits(sh.batch, 0);
+  std::vector<uint32_t> splits(f.batch, 0);
   for (const auto& g : segs) ++splits[g.batch];
   uint64_t partial_rows = 0;
   for (uint32_t n : splits) partial_rows += n > 1 ? n : 0;
   const uint32_t ws = b.tensor("o_accum", TensorClass::scratch, -1, std::max<uint64_t>(1, partial_rows * R * (kDv + 1) * 4));
-  const KernelShape ks{256, uint32_t(smem), 128};
-  // Grid (m blocks, KV heads = 1, parts): CTA (m, p) is p · m_blocks + m.
-  const uint32_t id = b.kernel("flash_mla_decode", KernelKind::sparse_attn, -1, {m_blocks, 1, parts}, ks);
-  std::vector<uint32_t> seen(sh.batch, 0);
-  std::vector<uint64_t> first_partial(sh.batch, 0);
-  for (uint64_t acc = 0, i = 0; i < sh.batch; ++i) {
+  const KernelShape ks{f.threads, uint32_t(smem), 128};
+  // Grid (m blocks, KV heads = 1, parts): CTA (m, p) is p · m_blocks + m; a pair is m = 2i, 2i + 1.
+  // The sparse kernel's (heads / 64, s_q, parts) numbers its CTAs the same way.
+  const std::array<uint64_t, 3> grid = f.selected ? std::array<uint64_t, 3>{ceil_div(f.heads, kBlockM), f.q_per_seq, parts}
+                                                  : std::array<uint64_t, 3>{m_blocks, 1, parts};
+  const uint32_t id = b.kernel(f.name, KernelKind::sparse_attn, -1, grid, ks);
+  std::vector<uint32_t> seen(f.batch, 0);
+  std::vector<uint64_t> first_partial(f.batch, 0);
+  for (uint64_t acc = 0, i = 0; i < f.batch; ++i) {
     first_partial[i] = acc;
     acc += splits[i] > 1 ? splits[i] : 0;
   }
+  double rows_attended = 0, rows_loaded = 0, softmax_rows = 0;  // over all CTAs
   for (const auto& g : segs) {
-    const uint64_t rows_q = R;
+    const uint64_t t0 = g.block_begin * kBlock, t1 = std::min<uint64_t>(f.kv_rows, g.block_end * kBlock);
     for (uint64_t m = 0; m < m_blocks; ++m) {
-      const uint64_t cta = uint64_t(g.part) * m_blocks + m, rows = std::min(kBlockM, rows_q - m * kBlockM);
+      const uint64_t cta = uint64_t(g.part) * m_blocks + m, rows = std::min(kBlockM, R - m * kBlockM);
       b.strided(id, q, false, cta, 1, (uint64_t(g.batch) * R + m * kBlockM) * kRowBytes, 0, rows * kRowBytes, 1, 0);
-      const uint64_t t0 = g.block_begin * kBlock, t1 = std::min<uint64_t>(sh.seqlen, g.block_end * kBlock);
-      b.strided(id, kv, false, cta, 1, (uint64_t(g.batch) * sh.seqlen + t0) * kRowBytes, 0, (t1 - t0) * kRowBytes, 1, 0);
+      const uint64_t kv_base = uint64_t(g.batch) * stored * f.row_bytes;
+      if (!f.selected) {
+        b.strided(id, kv, false, cta, 1, kv_base + t0 * f.row_bytes, 0, (t1 - t0) * f.row_bytes, 1, 0);
+        rows_loaded += double(t1 - t0);
+      } else {
+        b.strided(id, idx, false, cta, 1, (uint64_t(g.batch) * f.kv_rows + t0) * 4, 0, (t1 - t0) * 4, 1, 0);
+        const auto& sel = (*f.selected)[g.batch];
+        std::vector<uint32_t> mine;
+        for (uint64_t j = t0; j < t1; ++j)
+          if (!pairs || j % 2 == m % 2) mine.push_back(sel[j]);
+        rows_loaded += double(mine.size());
+        b.gather(id, kv, cta, 1, kv_base, uint32_t(f.row_bytes), f.row_bytes, std::move(mine));
+      }
+      rows_attended += double(t1 - t0);
+      softmax_rows += double(rows) * double(t1 - t0);
       if (splits[g.batch] > 1)
         b.strided(id, ws, true, cta, 1, ((first_partial[g.batch] + seen[g.batch]) * R + m * kBlockM) * (kDv + 1) * 4, 0,
                   rows * (kDv + 1) * 4, 1, 0);
@@ -213,14 +254,24 @@ TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limit
     }
     ++seen[g.batch];
   }
-  const double tokens = double(sh.batch) * double(sh.seqlen);
-  b.k(id).flops[int(Precision::bf16)] = 2.0 * double(m_blocks * kBlockM) * tokens * double(kDk + kDv);
-  b.k(id).flops[int(Precision::simt)] = 4.0 * double(R) * tokens;
+  // Every CTA multiplies its 64 rows against every row its range attends to (crossover halves the
+  // loads and the dequantisation, not the MMA); softmax and dequantisation on the CUDA cores.
+  b.k(id).flops[int(Precision::bf16)] = 2.0 * double(kBlockM) * rows_attended * double(kDk + kDv);
+  b.k(id).flops[int(Precision::simt)] = 4.0 * softmax_rows + f.simt_flops_per_value * double(kDv) * rows_loaded;
+  if (f.simt_flops_per_value > 0) {
+    // The FP8 kernel is warp-specialised (docs/library-heuristics.md §2b): one producer warpgroup
+    // gathers and dequantises while two multiply. Its deep dive finds it bound by dequantisation (50
+    // cycles a token against 34 of MMA, F-dd2), and one warpgroup (a warp per scheduler) cannot
+    // issue the conversion chain at the SM's throughput, so the pipes do not overlap as the maxima
+    // would have it. The model adds them [U]: the measured 410 and 250 TFLOP/s (with and without
+    // crossover) lie below even the sum (configs/validation/published.yaml).
+    b.k(id).simt_overlaps_mma = false;
+  }
   if (partial_rows > 0) {
     // Combine: one 128-thread CTA per (query row, batch) with more than one split (FlashMLA's first
     // combine kernel), reading the splits' FP32 partials and LSEs and writing the BF16 output.
-    const uint32_t c = b.kernel("flash_mla_combine", KernelKind::sparse_attn, -1, {R, sh.batch, 1}, KernelShape{128, 0, 32});
-    for (uint32_t bi = 0; bi < sh.batch; ++bi) {
+    const uint32_t c = b.kernel("flash_mla_combine", KernelKind::sparse_attn, -1, {uint32_t(R), f.batch, 1}, KernelShape{128, 0, 32});
+    for (uint32_t bi = 0; bi < f.batch; ++bi) {
       if (splits[bi] <= 1) continue;
       for (uint32_t s = 0; s < splits[bi]; ++s)
         b.strided(c, ws, false, uint64_t(bi) * R, R, (first_partial[bi] + s) * R * (kDv + 1) * 4, int64_t((kDv + 1) * 4),
@@ -229,11 +280,51 @@ TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limit
     }
     b.k(c).flops[int(Precision::simt)] = 2.0 * double(partial_rows) * double(R) * kDv;
   }
-  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "mla_decode"},
-                  {"batch", sh.batch}, {"heads", sh.heads}, {"s_q", sh.q_per_seq}, {"seqlen", sh.seqlen},
-                  {"launch", {{"library", "flashmla dense decode"}, {"grid", b.t.kernels.front().grid},
-                              {"num_sm_parts", parts}, {"smem_bytes", smem}, {"kernels", b.t.kernels.size()}}}};
+  launch["grid"] = b.t.kernels.front().grid;
+  launch["num_sm_parts"] = parts;
+  launch["smem_bytes"] = smem;
+  launch["kernels"] = b.t.kernels.size();
+  b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", f.name},
+                  {"batch", f.batch}, {"heads", f.heads}, {"s_q", f.q_per_seq}, {"launch", launch}};
   return std::move(b.t);
+}
+
+}  // namespace
+
+TraceData emulate_mla_decode(const MlaDecodeShape& sh, const LaunchLimits& limits) {
+  if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.seqlen == 0)
+    throw std::invalid_argument("mla decode: batch, heads, s_q and seqlen must be > 0");
+  FlashMlaKernel f{"flash_mla_decode", sh.batch, sh.heads, sh.q_per_seq, sh.seqlen, geometry::kKvBf16RowBytes};
+  TraceData t = flashmla_decode(f, limits, {{"library", "flashmla dense decode"}});
+  t.metadata["seqlen"] = sh.seqlen;
+  return t;
+}
+
+TraceData emulate_flashmla_sparse_decode(const SparseMlaDecodeShape& sh, const LaunchLimits& limits, bool crossover) {
+  if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.topk == 0 || sh.context < sh.topk)
+    throw std::invalid_argument("flashmla sparse decode: batch, heads, s_q and topk must be > 0 and context >= topk");
+  if (sh.kv_row_bytes != uint64_t(geometry::kKvFp8RowBytes))
+    throw std::invalid_argument("flashmla sparse decode: FlashMLA's sparse decode reads FP8 rows (kv: fp8) only");
+  // Selected rows: uniform over the context (seeded), one selection per sequence, as for the
+  // project's kernel (emulate_sparse_mla_decode), so the two read the same rows.
+  std::vector<std::vector<uint32_t>> rows(sh.batch);
+  TopkPicker picker;
+  const TopkSelection uniform{0, 0, 1.0};
+  for (uint32_t s = 0; s < sh.batch; ++s) {
+    Rng rng(sub_seed(sh.seed, 0x5350u, s));
+    rows[s] = picker.pick(sh.context, sh.topk, uniform, rng);
+  }
+  if (sh.heads % 64) throw std::invalid_argument("flashmla sparse decode: heads must be a multiple of 64 (FlashMLA: 64 or 128)");
+  FlashMlaKernel f{"flash_mla_sparse_decode", sh.batch, sh.heads, sh.q_per_seq, sh.topk, sh.kv_row_bytes};
+  f.selected = &rows;
+  f.threads = 384;  // two MMA warpgroups and a producer (library-heuristics.md §2b)
+  f.context = sh.context;
+  f.crossover = crossover;
+  f.simt_flops_per_value = limits.simt_flops_per_fp8_value;
+  TraceData t = flashmla_decode(f, limits, {{"library", "flashmla sparse decode (FP8 KV)"}, {"crossover", crossover}});
+  t.metadata["topk"] = sh.topk;
+  t.metadata["context"] = sh.context;
+  return t;
 }
 
 }  // namespace indexsim::trace

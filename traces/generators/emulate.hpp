@@ -65,6 +65,13 @@ struct MlaDecodeShape {
 };
 TraceData emulate_mla_decode(const MlaDecodeShape& shape, const LaunchLimits& limits);
 
+// FlashMLA's sparse decode with FP8 KV (DeepSeek-V3.2; its deep dive F-dd2): the dense kernel's
+// schedule over each sequence's top-k rows, gathered; each row's 512 E4M3 values are dequantised to
+// BF16 on the CUDA cores before the BF16 MMAs. With `crossover` the two CTAs of a cluster (the two
+// 64-head halves of one query token) each load and dequantise half the rows and exchange them
+// through distributed shared memory (not simulated: SM to SM, no memory traffic).
+TraceData emulate_flashmla_sparse_decode(const SparseMlaDecodeShape& shape, const LaunchLimits& limits, bool crossover = true);
+
 // FlashMLA's get_mla_metadata: every batch costs its 64-token blocks plus a fixed overhead of 5;
 // parts take ceil(total / parts) + 5 each, greedily, splitting a batch where a part's budget ends.
 struct MlaDecodeSegment {
