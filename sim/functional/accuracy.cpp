@@ -32,9 +32,16 @@ Case Case::quantized(Format f) {
   c.format = f;
   return c;
 }
+Case Case::hashed(const HashSpec& h) {
+  Case c;
+  c.kind = Kind::hash;
+  c.hash = h;
+  return c;
+}
 Case Case::chained(std::vector<Case> parts) {
   for (const Case& p : parts)
     if (p.kind == Kind::chain) throw std::invalid_argument("Case::chained: a chain inside a chain");
+    else if (p.kind == Kind::hash) throw std::invalid_argument("Case::chained: hashed keys are not chained (the signs replace the stored keys)");
   std::stable_sort(parts.begin(), parts.end(), [](const Case& a, const Case& b) { return int(a.kind) < int(b.kind); });
   Case c;
   c.kind = Kind::chain;
@@ -49,6 +56,7 @@ std::string Case::technique() const {
     case Kind::prune: return "prune";
     case Kind::quantize: return "quantize";
     case Kind::chain: return "chain";
+    case Kind::hash: return "hash";
   }
   return "?";
 }
@@ -59,6 +67,7 @@ std::string Case::params() const {
     case Kind::pool: return describe(pool);
     case Kind::prune: return describe(prune);
     case Kind::quantize: return name(format);
+    case Kind::hash: return describe(hash);
     case Kind::chain: {
       std::string s;
       for (const Case& p : parts) s += (s.empty() ? "" : " + ") + p.technique() + " " + p.params();
@@ -75,6 +84,7 @@ Stored apply(const Case& c, const VectorSet& v, int layer) {
     case Case::Kind::pool: return pool_keys(k, v.tokens, v.dim, v.heads, c.pool, uint64_t(layer));
     case Case::Kind::prune: return prune_keys(k, v.tokens, v.dim, c.prune);
     case Case::Kind::quantize: return quantize_keys(k, v.tokens, v.dim, c.format);
+    case Case::Kind::hash: return hash_keys(k, v.tokens, v.dim, c.hash);
     case Case::Kind::chain: {
       Stored s = Stored::per_token(std::vector<float>(k, k + v.tokens * v.dim), v.tokens, v.dim);
       for (const Case& p : c.parts) {
@@ -175,6 +185,11 @@ std::vector<Case> default_cases(const VectorSet& v) {
   }
   for (Format f : {Format::fp32, Format::fp16, Format::bf16, Format::fp8_e4m3, Format::fp4_e2m1})
     c.push_back(Case::quantized(f));
+  // The seeds' 1/3 storage ratio (seeds/004): of DSA's 132-byte entry (128 FP8 values and a scale),
+  // 44 B = 336 bits and a 2-byte norm; of the fixture's FP16 keys (2 B a value), 1/3 of that.
+  c.push_back(Case::hashed({336, 1}));
+  const int sign_bytes = int(std::lround(v.dim * 2.0 / 3.0 - 2.0));
+  if (sign_bytes * 8 > 336) c.push_back(Case::hashed({sign_bytes * 8, 1}));
   return c;
 }
 

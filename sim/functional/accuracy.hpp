@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/functional/fixture.hpp"
+#include "sim/functional/hash.hpp"
 #include "sim/functional/pool.hpp"
 #include "sim/functional/prune.hpp"
 #include "sim/functional/quantize.hpp"
@@ -28,9 +29,10 @@ namespace indexsim::sim::functional {
 enum class ScoreMode { dot, relu_heads };
 
 struct Case {
-  enum class Kind { exact, pool, prune, quantize, chain } kind = Kind::exact;
+  enum class Kind { exact, pool, prune, quantize, chain, hash } kind = Kind::exact;
   PoolSpec pool;
   PruneSpec prune;
+  HashSpec hash;
   Format format = Format::fp32;
   std::vector<Case> parts;   // chain: the techniques applied one after another (see apply())
 
@@ -38,6 +40,7 @@ struct Case {
   static Case pooled(const PoolSpec& p);
   static Case pruned(const PruneSpec& p);
   static Case quantized(Format f);
+  static Case hashed(const HashSpec& h);
   // Several techniques on one cache, in the order it stores them: pooling (which makes the entries),
   // then pruning the entries' keys, then the storage format of what is kept. The format is applied
   // to the reconstructed keys, not to pruned coefficients: an approximation of quantising those.
@@ -79,7 +82,8 @@ double cosine(const float* a, const float* b, int64_t n);
 double recall(const std::vector<int32_t>& selected, const std::vector<int32_t>& exact);
 
 // The default study: exact, pooling (both axes, 2:1 to 4:1, gates, a recent window), pruning
-// (90/95/99 % variance and a fixed count, in each basis), quantisation (every format).
+// (90/95/99 % variance and a fixed count, in each basis), quantisation (every format), hashed
+// compression (1/3 of DSA's FP8 entry and 1/3 of the FP16 keys).
 std::vector<Case> default_cases(const VectorSet& v);
 
 std::vector<CaseResult> run_study(const VectorSet& v, const std::vector<Case>& cases, const EvalOptions& opt);

@@ -299,3 +299,43 @@ TEST(FunctionalStudy, HeadlineFiguresAreMeansOverLayers) {
   EXPECT_NEAR(r.recall[0], rec, 1e-12);
   EXPECT_DOUBLE_EQ(r.bytes_per_token, 64 * 16 * 2 / 128.0);  // 64 pooled fp16 keys of 16 dims over 128 tokens
 }
+
+// SimHash with the asymmetric estimator: q · k^ = |k| sqrt(pi/2) / b · Σ_i (r_i · q) sign(r_i · k),
+// r_i the rows of gaussian(b · dim, seed); checked term by term on one key (b = 8, dim = 4), with
+// a norm exactly representable in FP16 (|k| = 3). A token costs b / 8 + 2 bytes.
+TEST(FunctionalHash, ScoreIsTheAsymmetricSimHashEstimate) {
+  const std::vector<float> k = {1.0f, 2.0f, -2.0f, 0.0f}, q = {0.5f, -1.0f, 0.25f, 2.0f};
+  const HashSpec h{8, 7};
+  const Stored s = hash_keys(k.data(), 1, 4, h);
+  const std::vector<float> r = gaussian(8 * 4, 7);
+  double want = 0;
+  for (int i = 0; i < 8; ++i) {
+    double rk = 0, rq = 0;
+    for (int j = 0; j < 4; ++j) rk += double(r[size_t(i * 4 + j)]) * k[size_t(j)], rq += double(r[size_t(i * 4 + j)]) * q[size_t(j)];
+    want += rq * (rk >= 0 ? 1.0 : -1.0);
+  }
+  want *= 3.0 * std::sqrt(M_PI / 2.0) / 8.0;
+  double got = 0;
+  for (int j = 0; j < 4; ++j) got += double(q[size_t(j)]) * s.keys[size_t(j)];
+  EXPECT_NEAR(got, want, 1e-5 * std::abs(want) + 1e-6);
+  EXPECT_DOUBLE_EQ(s.stored_values * s.bytes_per_value, 8 / 8.0 + 2.0);
+  EXPECT_THROW(hash_keys(k.data(), 1, 4, HashSpec{12, 1}), std::invalid_argument);
+  EXPECT_THROW(Case::chained({Case::hashed(h), Case::quantized(Format::fp8_e4m3)}), std::invalid_argument);
+}
+
+// The estimate is unbiased, so its error shrinks as 1/sqrt(b): over random keys and one query,
+// the scores' cosine to the exact q · k rises with the bits and passes 0.99 at 4096.
+TEST(FunctionalHash, MoreBitsTrackTheExactScoresMoreClosely) {
+  const int n = 64, dim = 32;
+  const std::vector<float> keys = gaussian(size_t(n) * dim, 3), q = gaussian(dim, 4);
+  auto score_cos = [&](int bits) {
+    const Stored s = hash_keys(keys.data(), n, dim, HashSpec{bits, 5});
+    const auto exact = scores(q.data(), dim, 1, ScoreMode::dot, keys.data(), n);
+    const auto est = scores(q.data(), dim, 1, ScoreMode::dot, s.keys.data(), n);
+    return cosine(exact.data(), est.data(), n);
+  };
+  const double c64 = score_cos(64), c512 = score_cos(512), c4096 = score_cos(4096);
+  EXPECT_LT(c64, c512);
+  EXPECT_LT(c512, c4096);
+  EXPECT_GT(c4096, 0.99);
+}
