@@ -182,3 +182,28 @@ def test_study_accuracy_at_each_runs_budget_ratio_on_the_causal_fixture(exe, tmp
     exact = [v for c, v in rows if "index_pool" not in c["techniques"]]
     assert exact == [1.0, 1.0]
     assert 0.1 < pooled[131072] < pooled[4096] - 0.05 and pooled[4096] < 1.0, pooled
+
+
+def test_study_measures_what_its_fixture_cannot_express_on_the_fallback_fixture(exe, tmp_path):
+    # IndexPool 4:1 along vectors needs four vectors a token; the causal fixture stores two, the
+    # encoder fixture four. With accuracy_fallback_fixture the row is measured there (k / 4096 =
+    # 1024 / 4096: k = 1024), marked *, and the run records that it was.
+    study = tmp_path / "fallback.yaml"
+    study.write_text("hardware: h200\nworkloads: [glm-5.3-flash-4v]\ncontexts: [4096]\n"
+                     "techniques: [baseline, indexpool-vectors]\nbatch: 1\nqueries: 1\nseed: 1\nfast: true\n"
+                     "recall_k: 1024\naccuracy_fixture: causal\nrecall_at_context_ratio: true\n"
+                     "accuracy_fallback_fixture: vectors\n")
+    db = str(tmp_path / "fallback.sqlite")
+    out = subprocess.run([exe, "study", str(study), "--db", db], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    rows = {l.split()[2]: l.split()[-1] for l in out.stdout.splitlines() if l.startswith("glm-5.3-flash-4v")}
+    assert rows["baseline"] == "1.0000", out.stdout
+    assert rows["indexpool-vectors"].endswith("*"), out.stdout
+    assert 0.25 < float(rows["indexpool-vectors"][:-1]) < 1.0, out.stdout  # above the floor k / n = 0.25
+    assert "* accuracy measured on tests/data/vectors" in out.stdout
+    con = sqlite3.connect(db)
+    try:
+        flags = con.execute("SELECT value FROM metrics WHERE name = 'accuracy_on_fallback_fixture'").fetchall()
+    finally:
+        con.close()
+    assert flags == [(1.0,)], flags
