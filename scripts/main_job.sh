@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 mkdir -p results
 BUILD=${INDEXSIM_BUILD_DIR:-build}
-"$BUILD/sim/indexsim" trace gen --workload glm-5 --context 1048576 --set workload.model.max_position_embeddings=1048576 -o results/glm-5-decode-1M.itr
-"$BUILD/sim/indexsim" trace info results/glm-5-decode-1M.itr | head -40
+"$BUILD/sim/indexsim" trace gen --workload glm-5.2 --context 1048576 -o results/glm-5.2-decode-1M.itr
+"$BUILD/sim/indexsim" trace info results/glm-5.2-decode-1M.itr | head -40
 exec "$BUILD/sim/indexsim" study "${1:-default}" --db results/default-study.sqlite

@@ -130,6 +130,7 @@ const char* kUsage =
     "  and context's techniques: on other hardware (default: the study's; an NPU co-design row), for\n"
     "  other workloads (default: the study's; a workload only extra rows name gets a baseline row too),\n"
     "  each against that workload and context's baseline on the study's hardware.\n"
+    "  workload_contexts: {W: [C...], ...} gives a workload its own contexts instead of the study's.\n"
     "  A run already stored in --db (same resolved configuration) is reused, not simulated again.\n"
     "  --rerun-stale  simulate again the stored runs of another code version (default: reuse them, and\n"
     "                 say how many there were)\n"
@@ -153,6 +154,17 @@ int study(const Args& args) {
   const auto hardware = root.req<std::string>("hardware");
   const auto workloads = root.req_list<std::string>("workloads");
   const auto contexts = root.req_list<double>("contexts", Rule::positive());
+  // A workload's own contexts instead of the study's (a model inside its position window: GLM-5 at
+  // 128K, GLM-5.2 at 1M).
+  std::map<std::string, std::vector<double>> own_contexts;
+  if (root.has("workload_contexts")) {
+    const config::Node wc = root.child("workload_contexts");
+    for (const auto& name : wc.keys()) own_contexts[name] = wc.req_list<double>(name, Rule::positive());
+  }
+  const auto contexts_of = [&](const std::string& w) -> const std::vector<double>& {
+    const auto it = own_contexts.find(w);
+    return it == own_contexts.end() ? contexts : it->second;
+  };
   // Rows per workload: (techniques, hardware). The study's workloads get its techniques on its
   // hardware; then every extra row that names them (or names none). A workload only extra rows
   // name gets the baseline first, the reference of its speed-ups.
@@ -203,7 +215,10 @@ int study(const Args& args) {
   bool fallback_used = false;
   sim::Store store(db_path);
   size_t total = 0;
-  for (const auto& p : plan) total += contexts.size() * p.second.size();
+  for (const auto& name_rows : plan) total += contexts_of(name_rows.first).size() * name_rows.second.size();
+  for (const auto& oc : own_contexts)
+    if (std::none_of(plan.begin(), plan.end(), [&](const auto& p) { return p.first == oc.first; }))
+      root.fail("workload_contexts", oc.first, "must name a workload of the study or of its extra rows");
   size_t done = 0, simulated = 0, reused = 0, stale = 0;
   sim::Progress progress("study", total);
   const std::string recall_col = at_ratio ? "recall@k/n" : "recall@" + std::to_string(k);
@@ -215,7 +230,7 @@ int study(const Args& args) {
   std::map<std::pair<std::string, double>, double> baseline_ns;  // the speed-up's reference: the baseline's step
   std::vector<std::string> notes;                                  // runs that did not do as configured
   for (const auto& [w, rows] : plan)
-    for (double ctx : contexts)
+    for (double ctx : contexts_of(w))
       for (const auto& [t, hw] : rows) {
         sim::RunSpec spec;
         spec.hardware = hw;

@@ -207,3 +207,19 @@ def test_study_measures_what_its_fixture_cannot_express_on_the_fallback_fixture(
     finally:
         con.close()
     assert flags == [(1.0,)], flags
+
+
+def test_a_workloads_own_contexts_replace_the_studys(exe, tmp_path):
+    # workload_contexts: {glm-5: [4096]} runs glm-5 at 4096 only, not at the study's 8192; a name that
+    # is not one of the study's workloads is refused, naming the key and the name.
+    study = _study_file(tmp_path, techniques="[baseline]", contexts="[8192]",
+                        extra="workload_contexts: {glm-5: [4096]}\n")
+    db = str(tmp_path / "own.sqlite")
+    out = subprocess.run([exe, "study", study, "--db", db], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    contexts = [l.split()[1] for l in _table(out.stdout)]
+    assert contexts == ["4096"], out.stdout
+    bad = _study_file(tmp_path, techniques="[baseline]", extra="workload_contexts: {glm-9: [4096]}\n")
+    out = subprocess.run([exe, "study", bad, "--db", db], capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0
+    assert "workload_contexts" in out.stderr and "glm-9" in out.stderr, out.stderr
