@@ -102,6 +102,20 @@ uint64_t sparse_mla(Builder& b, const SparseMla& a, const LaunchLimits& lim) {
 
 using namespace detail;
 
+namespace {
+// The benchmarks' selected rows: uniform over the context (seeded), one selection per sequence.
+std::vector<std::vector<uint32_t>> uniform_selection(const SparseMlaDecodeShape& sh) {
+  std::vector<std::vector<uint32_t>> rows(sh.batch);
+  TopkPicker picker;
+  const TopkSelection uniform{0, 0, 1.0};
+  for (uint32_t s = 0; s < sh.batch; ++s) {
+    Rng rng(sub_seed(sh.seed, 0x5350u, s));
+    rows[s] = picker.pick(sh.context, sh.topk, uniform, rng);
+  }
+  return rows;
+}
+}  // namespace
+
 TraceData emulate_sparse_mla_decode(const SparseMlaDecodeShape& sh, const LaunchLimits& limits) {
   if (sh.batch == 0 || sh.heads == 0 || sh.q_per_seq == 0 || sh.topk == 0 || sh.context < sh.topk)
     throw std::invalid_argument("sparse mla decode: batch, heads, s_q and topk must be > 0 and context >= topk");
@@ -121,14 +135,7 @@ TraceData emulate_sparse_mla_decode(const SparseMlaDecodeShape& sh, const Launch
   a.q = b.tensor("q", TensorClass::activations, -1, Q * sh.heads * (a.d_latent + a.d_rope) * 2);
   a.out = b.tensor("out", TensorClass::activations, -1, Q * sh.heads * a.d_latent * 4);
   a.workspace = b.tensor("workspace", TensorClass::scratch, -1, 1);
-  // Selected rows: uniform over the context (seeded), one selection per sequence.
-  std::vector<std::vector<uint32_t>> rows(sh.batch);
-  TopkPicker picker;
-  const TopkSelection uniform{0, 0, 1.0};
-  for (uint32_t s = 0; s < sh.batch; ++s) {
-    Rng rng(sub_seed(sh.seed, 0x5350u, s));
-    rows[s] = picker.pick(sh.context, sh.topk, uniform, rng);
-  }
+  const auto rows = uniform_selection(sh);
   a.rows = &rows;
   b.t.tensors[a.workspace].bytes = std::max<uint64_t>(1, sparse_mla(b, a, limits));
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", "sparse_mla_decode"},
@@ -305,15 +312,8 @@ TraceData emulate_flashmla_sparse_decode(const SparseMlaDecodeShape& sh, const L
     throw std::invalid_argument("flashmla sparse decode: batch, heads, s_q and topk must be > 0 and context >= topk");
   if (sh.kv_row_bytes != uint64_t(geometry::kKvFp8RowBytes))
     throw std::invalid_argument("flashmla sparse decode: FlashMLA's sparse decode reads FP8 rows (kv: fp8) only");
-  // Selected rows: uniform over the context (seeded), one selection per sequence, as for the
-  // project's kernel (emulate_sparse_mla_decode), so the two read the same rows.
-  std::vector<std::vector<uint32_t>> rows(sh.batch);
-  TopkPicker picker;
-  const TopkSelection uniform{0, 0, 1.0};
-  for (uint32_t s = 0; s < sh.batch; ++s) {
-    Rng rng(sub_seed(sh.seed, 0x5350u, s));
-    rows[s] = picker.pick(sh.context, sh.topk, uniform, rng);
-  }
+  // The project's kernel's rows (emulate_sparse_mla_decode), so the two read the same ones.
+  const auto rows = uniform_selection(sh);
   if (sh.heads % 64) throw std::invalid_argument("flashmla sparse decode: heads must be a multiple of 64 (FlashMLA: 64 or 128)");
   FlashMlaKernel f{"flash_mla_sparse_decode", sh.batch, sh.heads, sh.q_per_seq, sh.topk, sh.kv_row_bytes};
   f.selected = &rows;
