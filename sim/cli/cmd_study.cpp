@@ -42,15 +42,17 @@ class Accuracy {
   explicit Accuracy(const std::string& fixture_dir) : v_(fn::load_fixture(fixture_dir)) {}
   int64_t tokens() const { return v_.tokens; }
 
-  // Recall@k of the technique's selection; -1 when the combination is not measured.
-  double of(const nlohmann::json& tech, int k) {
+  // Recall@k of the technique's selection; -1 when the combination is not measured. A model that
+  // already reuses top-k across layers (GLM-5.2) is measured against its own selection: IndexShare
+  // selects nothing it would not, and the storage techniques are measured as they are.
+  double of(const nlohmann::json& tech, int k, bool model_shares = false) {
     k_ = int(std::min<int64_t>(k, v_.tokens));
     auto on = [&](const char* name) {
       return tech.contains(name) && tech[name].at("enabled").get<bool>();
     };
     nlohmann::json measured = nlohmann::json::object();
     for (const char* name : {"index_pool", "dim_prune", "index_share"})
-      if (on(name)) measured[name] = tech[name];
+      if (on(name) && !(model_shares && std::string(name) == "index_share")) measured[name] = tech[name];
     if (on("quantize") && tech["quantize"].contains("indexer")) measured["quantize"] = tech["quantize"]["indexer"];
     const std::string key = measured.dump() + "@" + std::to_string(k_);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
@@ -119,6 +121,14 @@ class Accuracy {
   fn::VectorSet v_;
   std::map<std::string, double> memo_;
 };
+
+// Whether the workload's own layers reuse an earlier layer's top-k (a layer rule `indexer: shared`).
+bool model_shares(const nlohmann::json& workload) {
+  if (!workload.contains("layers")) return false;
+  for (const auto& [key, rule] : workload.at("layers").items())
+    if (rule.value("indexer", "") == "shared") return true;
+  return false;
+}
 
 const char* kUsage =
     "usage: indexsim study [FILE|NAME (default: default)] [--db FILE (default: results/default-study.sqlite)]\n"
@@ -260,9 +270,10 @@ int study(const Args& args) {
           } else {
             progress.update(double(done - 1), w + " " + t + " " + std::to_string(uint64_t(ctx)));
             r = sim::simulate(spec);
-            recall = accuracy.of(r.config.at("techniques"), k_of(accuracy, ctx));
+            const bool shares = model_shares(r.config.at("workload"));
+            recall = accuracy.of(r.config.at("techniques"), k_of(accuracy, ctx), shares);
             if (recall < 0 && fallback) {
-              recall = fallback->of(r.config.at("techniques"), k_of(*fallback, ctx));
+              recall = fallback->of(r.config.at("techniques"), k_of(*fallback, ctx), shares);
               on_fallback = recall >= 0;
             }
             r.metric("accuracy_recall_at_k", recall, "fraction");

@@ -223,3 +223,24 @@ def test_a_workloads_own_contexts_replace_the_studys(exe, tmp_path):
     out = subprocess.run([exe, "study", bad, "--db", db], capture_output=True, text=True, timeout=600)
     assert out.returncode != 0
     assert "workload_contexts" in out.stderr and "glm-9" in out.stderr, out.stderr
+
+
+def test_indexshare_costs_no_recall_on_a_model_that_already_shares(exe, tmp_path):
+    # A model whose own layers reuse top-k (GLM-5.2's `indexer: shared`) is measured against its own
+    # selection: the IndexShare technique selects nothing it would not (recall 1), while on a model
+    # of full layers IndexShare's reuse costs recall.
+    def run(layers, name):
+        sets = [s for s in TINY if not s.startswith("workload.layers=")] + [f"workload.layers={layers}"]
+        lines = "\n".join(f"  - {s!r}" if "[" in s else f"  - {s}" for s in sets)
+        study = tmp_path / f"{name}.yaml"
+        study.write_text("hardware: h200\nworkloads: [glm-5]\ncontexts: [4096]\ntechniques: [baseline, indexshare]\n"
+                         f"batch: 1\nqueries: 1\nseed: 1\nfast: true\nrecall_k: 64\nsets:\n{lines}\n")
+        out = subprocess.run([exe, "study", str(study), "--db", str(tmp_path / f"{name}.sqlite")],
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        return {l.split()[2]: float(l.split()[-1]) for l in _table(out.stdout)}
+    shared = run("[{first: 0, last: 1, attention: dsa, indexer: shared, mlp: dense}, {first: 0, last: 0, indexer: full}]",
+                 "shared")
+    full = run("[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]", "full")
+    assert shared["indexshare"] == 1.0, shared
+    assert full["indexshare"] < 1.0, full
