@@ -67,10 +67,17 @@ struct Not : Expr {
   std::shared_ptr<const Expr> e;
   bool eval(const Assignment& a) const override { return !e->eval(a); }
 };
-struct Bin : Expr {
-  std::shared_ptr<const Expr> l, r;
+// All the terms of one `a and b and c` (or `or`) in a list: as a chain of pairs, n terms were n
+// frames deep in eval and in the destructor, and a spec of 10^6 `or`s overflowed the stack.
+struct Junction : Expr {
+  std::vector<std::shared_ptr<const Expr>> terms;
   bool is_and = true;
-  bool eval(const Assignment& a) const override { return is_and ? (l->eval(a) && r->eval(a)) : (l->eval(a) || r->eval(a)); }
+  bool eval(const Assignment& a) const override {
+    // Left to right, stopping at the first term that decides, as && and || do.
+    for (const auto& t : terms)
+      if (t->eval(a) != is_and) return !is_and;
+    return is_and;
+  }
 };
 
 class Parser {
@@ -124,22 +131,23 @@ class Parser {
     return false;
   }
   std::shared_ptr<const Expr> parse_or() {
-    auto l = parse_and();
-    while (accept("or")) {
-      auto b = std::make_shared<Bin>();
-      b->l = l, b->r = parse_and(), b->is_and = false;
-      l = b;
-    }
-    return l;
+    auto first = parse_and();
+    if (!accept("or")) return first;
+    auto j = std::make_shared<Junction>();
+    j->is_and = false;
+    j->terms.push_back(first);
+    do j->terms.push_back(parse_and());
+    while (accept("or"));
+    return j;
   }
   std::shared_ptr<const Expr> parse_and() {
-    auto l = parse_unary();
-    while (accept("and")) {
-      auto b = std::make_shared<Bin>();
-      b->l = l, b->r = parse_unary(), b->is_and = true;
-      l = b;
-    }
-    return l;
+    auto first = parse_unary();
+    if (!accept("and")) return first;
+    auto j = std::make_shared<Junction>();
+    j->terms.push_back(first);
+    do j->terms.push_back(parse_unary());
+    while (accept("and"));
+    return j;
   }
   // Nesting is bounded: each level is a frame here, in evaluation and in the tree's destructor, and
   // 75,000 `not`s overflowed the stack. No real constraint comes near.
