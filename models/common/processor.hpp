@@ -106,6 +106,12 @@ class Processor {
   // their end); returns how many of its work's CTAs had started.
   virtual uint64_t stop_starting(uint32_t kernel) = 0;
   virtual ProcessorActivity activity() const = 0;
+  // Resident time up to `now`, busy periods still open included (activity() credits a unit's busy
+  // period when it ends): what a timeline's occupancy over a window needs.
+  virtual Tick resident_ps_at(Tick now) const {
+    (void)now;
+    return activity().resident_ps;
+  }
 
   // The address window of a local memory next to the units (an NPU's SRAM), which they reach at
   // their local rate. Processors without one ignore it.

@@ -16,14 +16,38 @@ struct StatRow {
   double value;
   std::string unit;        // e.g. "fraction", "bytes", "ns", "count"
   std::string description;
+  // A counter adds up over a run (its unit is "count" or "bytes"): the statistics of kernels that
+  // were not simulated (reused, sampled away) can be added to it.
+  bool counter = false;
 };
 
 class StatSink {
  public:
   void add(const std::string& component, const std::string& statistic, double value,
            const std::string& unit, const std::string& description = "") {
-    rows_.push_back({component, statistic, value, unit, description});
+    rows_.push_back({component, statistic, value, unit, description, unit == "count" || unit == "bytes"});
   }
+  // A fraction that is a ratio of sums of this component's counters, already added: the figure
+  // follows its counters when they are adjusted (add_counters). 0 when the denominator is.
+  void ratio(const std::string& component, const std::string& statistic, const std::vector<std::string>& numerator,
+             const std::vector<std::string>& denominator, const std::string& description = "") {
+    Ratio r{rows_.size(), index(component, numerator), index(component, denominator)};
+    rows_.push_back({component, statistic, 0.0, "fraction", description, false});
+    ratios_.push_back(std::move(r));
+    recompute(ratios_.back());
+  }
+  // Counters of work that was not simulated, by key(component, statistic), with their units.
+  struct Extra {
+    std::string key, unit;
+    double value;
+  };
+  static std::string key(const std::string& component, const std::string& statistic) {
+    return component + '\x1f' + statistic;
+  }
+  // Adds each extra to its counter row (a new row if the simulated part never had one) and
+  // recomputes every ratio. The rows that are neither (bandwidths, utilisations, latencies over a
+  // device's own window) stay the simulated part's, and their descriptions say so.
+  void add_counters(const std::vector<Extra>& extra);
   const std::vector<StatRow>& rows() const { return rows_; }
   // Names of MemRequest tags (index = tag), given by whoever tags the requests; a tag without one
   // reports as "tag<N>".
@@ -39,7 +63,14 @@ class StatSink {
   }
 
  private:
+  struct Ratio {
+    size_t row;
+    std::vector<size_t> num, den;
+  };
+  std::vector<size_t> index(const std::string& component, const std::vector<std::string>& names) const;
+  void recompute(const Ratio& r);
   std::vector<StatRow> rows_;
+  std::vector<Ratio> ratios_;
 };
 
 // A cache's reads broken down by their requests' tags (MemRequest::tag): bytes asked for and bytes

@@ -224,7 +224,6 @@ void DramDevice::report(StatSink& sink, const std::string& component) const {
   // accepted.
   const Tick end = std::max(last_done_, s.write_bursts ? s.last_write_end * period_ps_ : Tick(0));
   const double elapsed_ps = end > first_arrival_ && first_arrival_ != kNever ? double(end - first_arrival_) : 0.0;
-  const uint64_t accesses = s.row_hits + s.row_misses + s.row_conflicts;
   auto percentile = [&](double q) {
     uint64_t total = 0;
     for (uint64_t c : latency_hist_) total += c;
@@ -247,8 +246,8 @@ void DramDevice::report(StatSink& sink, const std::string& component) const {
   sink.add(component, "row_hits", double(s.row_hits), "count", "chunks served from an open row");
   sink.add(component, "row_misses", double(s.row_misses), "count", "chunks that activated a closed bank");
   sink.add(component, "row_conflicts", double(s.row_conflicts), "count", "chunks that closed another row first");
-  sink.add(component, "row_hit_rate", accesses ? double(s.row_hits) / double(accesses) : 0.0, "fraction",
-           "row hits / (hits + misses + conflicts)");
+  sink.ratio(component, "row_hit_rate", {"row_hits"}, {"row_hits", "row_misses", "row_conflicts"},
+             "row hits / (hits + misses + conflicts)");
   sink.add(component, "activates", double(s.activates), "count", "ACT commands");
   sink.add(component, "precharges", double(s.precharges), "count", "banks closed by PRE or PREA");
   sink.add(component, "refreshes", double(s.refreshes), "count", "REF (all-bank) or REFsb (per-bank) commands");

@@ -94,8 +94,9 @@ void Hbf::report(StatSink& sink, const std::string& c) const {
   sink.add(c, "bytes_read", static_cast<double>(bytes_read_), "bytes", "");
   sink.add(c, "bytes_written", static_cast<double>(bytes_written_), "bytes", "");
   sink.add(c, "array_reads", static_cast<double>(array_reads_), "count", "reads that paid tR");
-  sink.add(c, "row_hit_rate", reads_ ? static_cast<double>(buffer_hits_) / reads_ : 0, "fraction",
-           "reads served from the plane's page buffer (the flash analogue of a DRAM row hit)");
+  sink.add(c, "buffer_hits", static_cast<double>(buffer_hits_), "count", "reads served from the plane's page buffer");
+  sink.ratio(c, "row_hit_rate", {"buffer_hits"}, {"reads"},
+             "reads served from the plane's page buffer (the flash analogue of a DRAM row hit)");
   sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: channel queue full");
 }
 

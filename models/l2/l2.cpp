@@ -367,16 +367,16 @@ Tick L2Cache::idle_read_latency_ps() const {
 }
 
 void L2Cache::report(StatSink& sink, const std::string& c) const {
-  const double reads = static_cast<double>(read_hits_ + read_misses_ + merged_);
-  const double all = reads + static_cast<double>(write_hits_ + write_misses_);
   sink.add(c, "read_hits", static_cast<double>(read_hits_), "count", "reads whose sectors were all valid");
   sink.add(c, "read_misses", static_cast<double>(read_misses_), "count", "reads that fetched at least one sector");
   sink.add(c, "merged_misses", static_cast<double>(merged_), "count", "reads whose missing sectors were already in flight");
   sink.add(c, "write_hits", static_cast<double>(write_hits_), "count", "writes to a present line");
   sink.add(c, "write_misses", static_cast<double>(write_misses_), "count", "writes that allocated a line");
-  sink.add(c, "hit_rate", all ? static_cast<double>(read_hits_ + write_hits_) / all : 0, "fraction",
-           "line accesses served without a fetch (merged misses count as misses)");
-  sink.add(c, "read_hit_rate", reads ? read_hits_ / reads : 0, "fraction", "read line accesses that hit");
+  sink.ratio(c, "hit_rate", {"read_hits", "write_hits"},
+             {"read_hits", "read_misses", "merged_misses", "write_hits", "write_misses"},
+             "line accesses served without a fetch (merged misses count as misses)");
+  sink.ratio(c, "read_hit_rate", {"read_hits"}, {"read_hits", "read_misses", "merged_misses"},
+             "read line accesses that hit");
   sink.add(c, "writebacks", static_cast<double>(writebacks_), "count", "dirty sector runs written downstream");
   sink.add(c, "fills", static_cast<double>(fills_), "count", "sector runs read downstream");
   sink.add(c, "near_accesses", static_cast<double>(near_), "count", "accesses to a slice in the requester's partition");

@@ -288,6 +288,12 @@ uint64_t SmArray::stop_starting(uint32_t kernel) {
   return k.next;
 }
 
+Tick SmArray::resident_ps_at(Tick now) const {
+  Tick t = 0;
+  for (const auto& s : sms_) t += s.resident_total + (s.ctas > 0 && now > s.resident_since ? now - s.resident_since : 0);
+  return t;
+}
+
 ProcessorActivity SmArray::activity() const {
   ProcessorActivity a;
   for (const auto& s : sms_) {

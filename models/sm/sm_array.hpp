@@ -47,6 +47,7 @@ class SmArray : public Processor {
   void warm(const KernelWork& w) override;
   uint64_t stop_starting(uint32_t kernel) override;
   ProcessorActivity activity() const override;
+  Tick resident_ps_at(Tick now) const override;
   void memory_moved() override { mem_next_valid_ = false; }
 
   const SmParams& params() const { return p_; }

@@ -177,11 +177,10 @@ uint64_t NpuSram::capacity_bytes() const {
 }
 
 void NpuSram::report(StatSink& sink, const std::string& c) const {
-  const double all = static_cast<double>(hits_ + misses_ + merged_);
   sink.add(c, "hits", static_cast<double>(hits_), "count", "accesses served from the SRAM");
   sink.add(c, "misses", static_cast<double>(misses_), "count", "accesses whose line was absent (reads fetch it, writes allocate it)");
   sink.add(c, "merged_misses", static_cast<double>(merged_), "count", "reads that waited for a fill in flight");
-  sink.add(c, "hit_rate", all ? hits_ / all : 0, "fraction", "hits / accesses");
+  sink.ratio(c, "hit_rate", {"hits"}, {"hits", "misses", "merged_misses"}, "hits / accesses");
   sink.add(c, "evictions", static_cast<double>(evictions_), "count", "valid lines replaced");
   sink.add(c, "writebacks", static_cast<double>(writebacks_), "count", "dirty lines written downstream");
   sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: bank queue full");

@@ -9,6 +9,7 @@
 #include "sim/engine/kernel_state.hpp"
 #include "sim/engine/roofline.hpp"
 #include "sim/engine/sampling.hpp"
+#include "sim/engine/counter_windows.hpp"
 #include "sim/engine/segment_reuse.hpp"
 #include "sim/engine/timeline.hpp"
 
@@ -33,7 +34,7 @@ struct Event {
 class Engine {
  public:
   Engine(const std::vector<model::Processor*>& procs, const ReplayInput& in, const ReplayOptions& opt)
-      : procs_(procs), in_(in), opt_(opt), timeline_(opt.timeline_path, unit_names(procs)) {}
+      : procs_(procs), in_(in), opt_(opt), counters_(opt.counters), timeline_(opt.timeline_path, unit_names(procs)) {}
 
   ReplayOutput run();
 
@@ -73,7 +74,7 @@ class Engine {
     if (!opt_.sample_counters) return;
     model::StatSink stats;
     opt_.sample_counters(stats);
-    timeline_.sample(now - opt_.start_ps, stats, proc_.activity().resident_ps);  // the timeline's times are the replay's
+    timeline_.sample(now - opt_.start_ps, stats, proc_.resident_ps_at(now));  // the timeline's times are the replay's
   }
 
   std::vector<model::Processor*> procs_;
@@ -90,6 +91,8 @@ class Engine {
   std::unique_ptr<SegmentReuse> reuse_;
   std::vector<model::ProcessorActivity> reused_;   // per processor: busy time of the segments taken from memos
   std::vector<model::ProcessorActivity> start_activity_;  // per processor: its busy time when this replay started
+  CounterWindows counters_;
+  double window_ctas_ = 0, window_simulated_ = 0;  // CTAs of the kernels simulated since the machine was last idle
   Timeline timeline_;
 };
 
@@ -170,13 +173,20 @@ void Engine::kernel_ready(uint32_t kid, Tick now) {
   }
   // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
   // and a segment ends and another starts.
-  if (opt_.reuse && active_ == 0 && pending_ready_ == 0) {
-    if (const SegmentMemo* m = reuse_->at_idle(kid, now, activities())) {
+  const bool idle = active_ == 0 && pending_ready_ == 0;
+  std::vector<model::StatSink::Extra> grown;
+  if (idle) {
+    grown = counters_.close(window_ctas_, window_simulated_);
+    window_ctas_ = window_simulated_ = 0;
+  }
+  if (opt_.reuse && idle) {
+    if (const SegmentMemo* m = reuse_->at_idle(kid, now, activities(), std::move(grown))) {
       // A memo inherited from a replay with fewer processors holds none for the others.
       for (size_t p = 0; p < m->busy.size() && p < reused_.size(); ++p) {
         reused_[p].resident_ps += m->busy[p].resident_ps;
         reused_[p].compute_ps += m->busy[p].compute_ps;
       }
+      counters_.add(m->counters);
       take(kid, m->members[0], now);
       return;
     }
@@ -229,6 +239,10 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
 void Engine::end_kernel(uint32_t kid, Tick now) {
   KernelState& k = k_[kid];
   k.end = now;
+  if (!k.reused) {
+    window_ctas_ += double(k.rec->cta_count());
+    window_simulated_ += double(k.ctas_simulated);
+  }
   --kernels_left_;
   --active_;
   // Reused and sampled kernels end without many CTAs: each kernel's end is news too (the callback
@@ -260,6 +274,7 @@ ReplayOutput Engine::run() {
   kernels_left_ = k_.size();
   const Tick start = opt_.start_ps;
   start_activity_ = activities();
+  counters_.start();
   for (uint32_t i = 0; i < k_.size(); ++i)
     if (k_[i].deps_left == 0) push(start + proc_of(i).kernel_launch_ps(), Ev::kernel_ready, i);
 
@@ -294,6 +309,7 @@ ReplayOutput Engine::run() {
       }
     }
   }
+  counters_.close(window_ctas_, window_simulated_);  // the last segment
   return results(now);
 }
 
@@ -357,6 +373,7 @@ ReplayOutput Engine::results(Tick now) {
     timeline_.write(out.kernels, edges);
   }
   if (opt_.keep_segments) out.segments = reuse_->library();
+  out.unsimulated = counters_.unsimulated();
   return out;
 }
 

@@ -56,6 +56,9 @@ struct ReplayOptions {
   // With a timeline: fills a sink with the memory system's cumulative statistics, for the
   // timeline's counter tracks (sampled every microsecond or so of simulated time).
   std::function<void(model::StatSink&)> sample_counters;
+  // Fills a sink with the memory system's cumulative statistics, read whenever the machine is idle:
+  // the counters of what is not simulated are derived from them (ReplayOutput::unsimulated).
+  std::function<void(model::StatSink&)> counters;
   std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done
   // The replay starts at this time, its processors and memory carrying the state an earlier replay
   // left when it ended then (consecutive decode steps). The output's times are from it.
@@ -72,6 +75,9 @@ struct ReplayOutput {
   double tensor_busy_fraction = 0;   // mean over units of compute-pipe busy time / step time
   std::vector<ProcessorBusy> processors;  // every processor, the GPU's first
   SegmentLibrary segments;           // with ReplayOptions::keep_segments: the memos this replay stored
+  // With ReplayOptions::counters: the memory counters of the reused segments and the sampled-away
+  // CTAs, to add to the simulated ones (model::StatSink::add_counters).
+  std::vector<model::StatSink::Extra> unsimulated;
 };
 
 ReplayOutput replay(model::Processor& processor, const ReplayInput& in, const ReplayOptions& opt);

@@ -31,7 +31,8 @@ nlohmann::json RunResult::to_json(bool with_kernels) const {
   for (const auto& x : metrics) m[x.name] = {{"value", x.value}, {"unit", x.unit}};
   auto& c = j["components"] = nlohmann::json::array();
   for (const auto& r : components.rows())
-    c.push_back({{"unit", r.unit_name}, {"statistic", r.statistic}, {"value", r.value}, {"unit_of_measure", r.unit}});
+    c.push_back({{"unit", r.unit_name}, {"statistic", r.statistic}, {"value", r.value}, {"unit_of_measure", r.unit},
+                 {"description", r.description}});
   if (with_kernels) {
     auto& ks = j["kernels"] = nlohmann::json::array();
     for (const auto& k : kernels)

@@ -109,14 +109,16 @@ const std::string& SegmentReuse::signature_of(uint32_t kid) {
   return k.signature;
 }
 
-const SegmentMemo* SegmentReuse::at_idle(uint32_t kid, Tick now, const std::vector<model::ProcessorActivity>& activity) {
-  close(activity);
+const SegmentMemo* SegmentReuse::at_idle(uint32_t kid, Tick now, const std::vector<model::ProcessorActivity>& activity,
+                                         std::vector<model::StatSink::Extra> counters) {
+  close(activity, std::move(counters));
   if (const SegmentMemo* m = find(kid, now)) return m;
   recording_ = {true, now, activity, {kid}};
   return nullptr;
 }
 
-void SegmentReuse::close(const std::vector<model::ProcessorActivity>& activity) {
+void SegmentReuse::close(const std::vector<model::ProcessorActivity>& activity,
+                         std::vector<model::StatSink::Extra> counters) {
   // Called when the machine is idle: every member has ended.
   if (!recording_.active) return;
   recording_.active = false;
@@ -130,6 +132,7 @@ void SegmentReuse::close(const std::vector<model::ProcessorActivity>& activity) 
   for (size_t p = 0; p < activity.size(); ++p)
     m.busy.push_back({activity[p].resident_ps - recording_.activity[p].resident_ps,
                       activity[p].compute_ps - recording_.activity[p].compute_ps});
+  m.counters = std::move(counters);
   auto& list = segments_[m.members.front().signature];
   if (list.size() < kMaxSegmentsPerStart) list.push_back(std::move(m));
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/common/processor.hpp"
+#include "models/common/stats.hpp"
 #include "sim/engine/kernel_state.hpp"
 
 namespace indexsim::sim {
@@ -29,6 +30,7 @@ struct SegmentMemo {
   std::vector<SegmentMember> members;
   model::Tick span = 0;           // the last member's end, after the segment's start
   std::vector<model::ProcessorActivity> busy;  // per processor: resident and compute-busy time summed over units
+  std::vector<model::StatSink::Extra> counters;  // the memory's counters it grew (sampled CTAs scaled in)
 };
 // Memos by their first member's signature. A replay may start from another's on the same hardware
 // (a whole prefill's chunks: the weight GEMMs of one chunk repeat in the next, while a kernel over
@@ -51,7 +53,9 @@ class SegmentReuse {
   // Kernel `kid` became ready at `now` with the machine idle (`activity`: each processor's so far):
   // the segment being recorded ends and is stored. If a stored one repeats from here, every later
   // member's kernel gets its stand-in and the memo is returned; else recording starts with `kid`.
-  const SegmentMemo* at_idle(uint32_t kid, model::Tick now, const std::vector<model::ProcessorActivity>& activity);
+  // `counters`: the memory counters the segment that ends here grew (CounterWindows::close).
+  const SegmentMemo* at_idle(uint32_t kid, model::Tick now, const std::vector<model::ProcessorActivity>& activity,
+                             std::vector<model::StatSink::Extra> counters = {});
   // Kernel `kid` became ready while a segment runs: a member of the one being recorded, if any.
   void joined(uint32_t kid) {
     if (recording_.active) recording_.kernels.push_back(kid);
@@ -65,7 +69,7 @@ class SegmentReuse {
 
  private:
   const std::string& signature_of(uint32_t kid);
-  void close(const std::vector<model::ProcessorActivity>& activity);
+  void close(const std::vector<model::ProcessorActivity>& activity, std::vector<model::StatSink::Extra> counters);
   const SegmentMemo* find(uint32_t kid, model::Tick now);
   const SegmentMemo* find_in(const SegmentLibrary& lib, uint32_t kid, model::Tick now);
 

@@ -318,6 +318,10 @@ RunResult simulate(const RunSpec& spec) {
   opt.reuse = spec.reuse;
   opt.timeline_path = spec.timeline;
   if (!spec.timeline.empty()) opt.sample_counters = [&L](model::StatSink& s) { L.memory->report(s, ""); };
+  opt.counters = [&L](model::StatSink& s) {
+    s.tag_names = tensor_tag_names();
+    L.memory->report(s, "");
+  };
   opt.progress = spec.progress;
   opt.inherited_segments = spec.inherited_segments.get();
   opt.keep_segments = spec.kept_segments != nullptr;
@@ -329,6 +333,15 @@ RunResult simulate(const RunSpec& spec) {
   std::vector<double> step_ns;
   model::StatSink before_last;
   before_last.tag_names = tensor_tag_names();
+  // The counters of every step's reused segments and sampled-away CTAs, summed by key.
+  std::vector<model::StatSink::Extra> unsimulated, unsimulated_before_last;
+  const auto accumulate = [&unsimulated](const std::vector<model::StatSink::Extra>& more) {
+    for (const auto& e : more) {
+      auto it = std::find_if(unsimulated.begin(), unsimulated.end(), [&e](const auto& u) { return u.key == e.key; });
+      if (it == unsimulated.end()) unsimulated.push_back(e);
+      else it->value += e.value;
+    }
+  };
   for (uint32_t s = 0; s < spec.steps; ++s) {
     const bool last = s + 1 == spec.steps;
     ReplayOptions o = opt;
@@ -339,10 +352,13 @@ RunResult simulate(const RunSpec& spec) {
       o.keep_segments = false;
     } else if (spec.steps > 1) {
       L.memory->report(before_last, "");
+      unsimulated_before_last = unsimulated;
+      before_last.add_counters(unsimulated_before_last);
     }
     if (spec.progress && spec.steps > 1)
       o.progress = [&spec, s](double f) { spec.progress((double(s) + f) / double(spec.steps)); };
     out = replay(procs, in, o);
+    accumulate(out.unsimulated);
     step_ns.push_back(out.step_ns);
   }
   if (spec.kept_segments) *spec.kept_segments = std::move(out.segments);
@@ -352,6 +368,9 @@ RunResult simulate(const RunSpec& spec) {
   R.roofline_ns = critical_path_roofline(w, R.kernels);
   R.components.tag_names = tensor_tag_names();
   L.memory->report(R.components, "");
+  // The components table describes the whole step: the simulated counters plus those of the reused
+  // segments and the sampled-away CTAs; hit rates follow them.
+  R.components.add_counters(unsimulated);
 
   // A decode step with MTP drafting emits its accepted tokens: 1 + p + ... + p^layers a sequence.
   const bool drafting = L.have_shape && L.shape.mtp.enabled && L.step.phase == trace::Phase::decode;
@@ -449,8 +468,9 @@ RunResult simulate(const RunSpec& spec) {
     R.metric(row.unit_name + "_hit_rate", rate, "fraction");
   }
   // The seeds' KV cache hit rate: the share of the KV and indexer bytes read that the L2 or an SRAM
-  // served, not a region's own hit rate (an SRAM nothing was pinned to has none). Simulated kernels
-  // only (reused and unsampled ones add nothing to any unit's counts), the last step's after --steps.
+  // served, not a region's own hit rate (an SRAM nothing was pinned to has none). The whole step's
+  // (reused segments and sampled-away CTAs counted as the segments they repeat), the last step's
+  // after --steps.
   OnChip on_chip = kv_index_on_chip(R.components);
   if (spec.steps > 1) {
     const OnChip before = kv_index_on_chip(before_last);
