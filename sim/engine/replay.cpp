@@ -161,7 +161,7 @@ void Engine::prepare() {
   for (const model::Processor* p : procs_) gaps.push_back(p->kernel_launch_ps());
   reused_.assign(procs_.size(), {});
   reuse_ = std::make_unique<SegmentReuse>(k_, in_.tensor_region, in_.tensor_bytes, proc_.line_bytes(), std::move(gaps),
-                                          opt_.inherited_segments);
+                                          opt_.inherited_segments, opt_.warm_memos);
 }
 
 void Engine::kernel_ready(uint32_t kid, Tick now) {

@@ -48,6 +48,9 @@ struct ReplayOptions {
   // simulates every kernel (GLM-5 decode on the H200: the step moves by under 0.25 % at 32K, 128K
   // and 1M tokens).
   bool reuse = true;
+  // Memos from a segment's second simulated occurrence (a warm one), not its first: component
+  // counters and hit rates match a run without reuse, at one more simulated occurrence per kind.
+  bool warm_memos = false;
   // Memos of an earlier replay on the same hardware, looked up after this one's own (must outlive
   // the replay); and whether ReplayOutput::segments gets this replay's.
   const SegmentLibrary* inherited_segments = nullptr;

@@ -133,6 +133,11 @@ void SegmentReuse::close(const std::vector<model::ProcessorActivity>& activity,
     m.busy.push_back({activity[p].resident_ps - recording_.activity[p].resident_ps,
                       activity[p].compute_ps - recording_.activity[p].compute_ps});
   m.counters = std::move(counters);
+  // A segment's first occurrence runs on caches the step has not warmed yet (a decode step's first
+  // layer finds none of its data in the L2 and evicts little that is dirty). With warm memos the memo
+  // is taken from the second, so that the occurrences that repeat it inherit a warm one's time and
+  // traffic, at the cost of one more simulated occurrence per kind of segment.
+  if (++occurrences_[m.members.front().signature] < (warm_ ? 2u : 1u)) return;
   auto& list = segments_[m.members.front().signature];
   if (list.size() < kMaxSegmentsPerStart) list.push_back(std::move(m));
 }

@@ -44,11 +44,12 @@ class SegmentReuse {
   // `launch_gap[p]` after its last dependence ends, p its processor.
   // `tensor_bytes[t]` is tensor t's size. Memos of `inherited` (may be null; it must outlive the
   // replay) are looked up after this replay's own.
+  // `warm`: a memo is stored from a segment's second simulated occurrence, not its first.
   SegmentReuse(std::vector<KernelState>& kernels, const std::vector<uint32_t>& region_of,
                const std::vector<uint64_t>& tensor_bytes, uint32_t line_bytes, std::vector<model::Tick> launch_gap,
-               const SegmentLibrary* inherited)
+               const SegmentLibrary* inherited, bool warm = false)
       : k_(kernels), region_of_(region_of), tensor_bytes_(tensor_bytes), line_bytes_(line_bytes),
-        launch_gap_(std::move(launch_gap)), inherited_(inherited) {}
+        launch_gap_(std::move(launch_gap)), inherited_(inherited), warm_(warm) {}
 
   // Kernel `kid` became ready at `now` with the machine idle (`activity`: each processor's so far):
   // the segment being recorded ends and is stored. If a stored one repeats from here, every later
@@ -79,9 +80,11 @@ class SegmentReuse {
   uint32_t line_bytes_;
   std::vector<model::Tick> launch_gap_;
   const SegmentLibrary* inherited_;
+  bool warm_;
   // Segments by their first member's signature (a stored memo never changes: stand-ins point into
   // its members), and the one being simulated now, if it started idle.
   SegmentLibrary segments_;
+  std::map<std::string, uint32_t> occurrences_;  // simulated segments closed, by first-member signature
   struct Recording {
     bool active = false;
     model::Tick start = 0;

@@ -160,7 +160,8 @@ Loaded load(const RunSpec& spec) {
   L.config = {{"hardware", L.hw->resolved()},
               {"techniques", L.tech->resolved()},
               {"step", step},
-              {"mode", std::string(spec.fast ? "fast" : "detailed") + (spec.reuse ? "" : "-no-reuse")},
+              {"mode", std::string(spec.fast ? "fast" : "detailed") +
+                           (!spec.reuse ? "-no-reuse" : spec.warm_reuse ? "-warm-reuse" : "")},
               {"placement_env", L.placement.env_overrides}};
   if (L.wl) L.config["workload"] = L.wl->resolved();
   if (spec.steps == 0 || spec.steps > 1000)
@@ -316,6 +317,7 @@ RunResult simulate(const RunSpec& spec) {
   ReplayOptions opt;
   opt.fast = spec.fast;
   opt.reuse = spec.reuse;
+  opt.warm_memos = spec.warm_reuse;
   opt.timeline_path = spec.timeline;
   if (!spec.timeline.empty()) opt.sample_counters = [&L](model::StatSink& s) { L.memory->report(s, ""); };
   opt.counters = [&L](model::StatSink& s) {

@@ -29,6 +29,7 @@ struct RunSpec {
   std::vector<std::string> sets;        // "hardware.a.b=v", "workload.…", "techniques.…"
   bool fast = false;                    // coarse requests for contiguous runs
   bool reuse = true;                    // repeated segments of kernels are simulated once (both modes)
+  bool warm_reuse = false;              // memos from a segment's second occurrence (ReplayOptions::warm_memos)
   // The step this many times in a row on one hardware state (caches, SRAM, DRAM carried over): the
   // result is the last one's, with steady-state hit rates; 1 is a step from cold caches.
   uint32_t steps = 1;

@@ -42,3 +42,16 @@ def test_reused_and_sampled_work_counts_in_the_memory_statistics(exe):
     # A figure over the unit's own window covers the simulated kernels, and says so.
     assert "simulated kernels only" in whole[("hbm", "bandwidth_GBps")]["description"]
     assert "simulated kernels only" not in every[("hbm", "bandwidth_GBps")]["description"]
+
+
+def test_warm_reuse_matches_every_kernel_simulated_within_3_percent(exe):
+    # --warm-reuse takes each memo from its segment's second occurrence: the L2 hit rate and the
+    # HBM and L2 read counters come within 3 % of simulating every kernel.
+    warm, every = _components(exe, "--warm-reuse"), _components(exe, "--no-reuse")
+    for key in [("hbm", "bytes_read"), ("hbm", "reads"), ("l2", "read_hits"), ("l2", "read_misses"),
+                ("l2", "hit_rate"), ("l2", "read_hit_rate"), ("hbm", "row_hit_rate")]:
+        a, b = warm[key]["value"], every[key]["value"]
+        assert abs(a - b) <= 0.03 * b, (key, a, b)
+    out = subprocess.run([exe, "run", "--hardware", "h200", "--workload", "glm-5", "--no-reuse", "--warm-reuse"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "exclude each other" in out.stderr, out.stderr
