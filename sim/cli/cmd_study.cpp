@@ -270,7 +270,7 @@ int study(const Args& args) {
           } else {
             progress.update(double(done - 1), w + " " + t + " " + std::to_string(uint64_t(ctx)));
             r = sim::simulate(spec);
-            const bool shares = model_shares(r.config.at("workload"));
+            const bool shares = r.config.contains("workload") && model_shares(r.config.at("workload"));
             recall = accuracy.of(r.config.at("techniques"), k_of(accuracy, ctx), shares);
             if (recall < 0 && fallback) {
               recall = fallback->of(r.config.at("techniques"), k_of(*fallback, ctx), shares);
