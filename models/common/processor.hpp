@@ -38,6 +38,11 @@ struct KernelWork {
   uint64_t mm_k = 0, mm_n = 0;
   // The MemRequest::tag of each tensor id's requests (null or short: untagged).
   const std::vector<uint8_t>* tensor_tag = nullptr;
+  // Fast mode, a kernel that wave sampling leaves whole: the processor may mark its progress in
+  // lines and, once the rate is steady, project the rest (WaveSampling::line_marks). roofline_ps:
+  // the least time these CTAs can take (the floor of the projected rate).
+  bool project_when_steady = false;
+  double roofline_ps = 0;
 };
 
 // One CTA that ended, with the traffic it made.
@@ -45,7 +50,7 @@ struct CtaEnd {
   uint32_t kernel = 0;
   uint32_t unit = 0;           // the compute unit (SM, core) it ran on
   Tick start = 0, end = 0;
-  uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
+  uint64_t bytes_read = 0, bytes_written = 0, requests = 0;  // projected lines' included
   // Every CTA of its KernelWork had started when it ended (the machine no longer full of it).
   bool all_started = false;
 };
@@ -56,6 +61,10 @@ struct WaveSampling {
   uint32_t max_waves = 0;         // a kernel of more full waves replays this many of its last ones
   uint32_t min_waves = 0;         // wave marks a sample needs before it may stop at a steady rate
   double steady_tolerance = 0;    // how far (a fraction of the duration) the predicted end may still move
+  // A kernel of fewer waves marks its progress at each 1/line_marks of its lines; once min_waves
+  // marks are steady (the same test), the rest of each CTA's lines are warmed, not simulated, and
+  // take the time the steady rate gives them. 0: every line simulated.
+  uint32_t line_marks = 0;
 };
 
 // Time the units were occupied, summed over units: the basis of utilisation figures.
@@ -106,6 +115,13 @@ class Processor {
   // their end); returns how many of its work's CTAs had started.
   virtual uint64_t stop_starting(uint32_t kernel) = 0;
   virtual ProcessorActivity activity() const = 0;
+  // The share of a launched kernel's lines that went through the memory system (the rest were
+  // projected at its steady rate, KernelWork::project_when_steady): what the engine scales the
+  // memory counters of its window by. 1 for a processor that never projects.
+  virtual double simulated_line_share(uint32_t kernel) const {
+    (void)kernel;
+    return 1.0;
+  }
   // Resident time up to `now`, busy periods still open included (activity() credits a unit's busy
   // period when it ends): what a timeline's occupancy over a window needs.
   virtual Tick resident_ps_at(Tick now) const {

@@ -31,6 +31,12 @@ SmParams SmParams::load(const config::Node& gpu) {
   // Four marks at least: the steadiness test compares lines through all of them and all but two.
   p.fast_sampling.min_waves = gpu.req<uint32_t>("fast_mode_min_sample_waves", Rule::range(4, 1e6));
   p.fast_sampling.steady_tolerance = gpu.req<double>("fast_mode_steady_tolerance_percent", Rule::range(0, 100)) / 100;
+  // Optional: a file without it simulates every line of a kernel that wave sampling leaves whole.
+  p.fast_sampling.line_marks = gpu.opt<uint32_t>("fast_mode_steady_line_marks", 0, Rule::range(0, 4096));
+  if (p.fast_sampling.line_marks != 0 && p.fast_sampling.line_marks < p.fast_sampling.min_waves + 2)
+    gpu.fail("fast_mode_steady_line_marks", std::to_string(p.fast_sampling.line_marks),
+             "must be 0 (off) or at least fast_mode_min_sample_waves + 2: a projection needs its steady marks "
+             "and lines left to project");
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
   p.pipeline_stages = gpu.req<int>("pipeline_stages", Rule::range(1, 64));

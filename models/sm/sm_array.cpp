@@ -2,6 +2,9 @@
 #include "models/sm/sm_array.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "models/common/steady_rate.hpp"
 
 namespace indexsim::model {
 
@@ -9,6 +12,11 @@ using trace::AccessRecord;
 using trace::KernelRecord;
 
 namespace {
+
+// Steady projection applies to kernels whose CTAs' line counts differ by at most this fraction.
+constexpr double kUniformCtas = 0.05;
+// ... and whose rate over the latest third of its marks is within this fraction of the third before.
+constexpr double kSteadyLineRate = 0.02;
 
 // A request's id carries where its completion goes: the slot, the SM and its line count.
 constexpr uint32_t kSlotBits = 8;   // CTA slot inside an SM (max_ctas_per_sm <= 255)
@@ -74,6 +82,24 @@ void SmArray::launch(const KernelWork& w, Tick now) {
   const double tail = r.smem_bytes > 0 && read_per_cta > 0 ? std::min(1.0, stage_bytes / read_per_cta)
                                                            : 1.0 / p_.pipeline_stages;
   k.cta_tail = Tick(double(k.cta_compute) * tail);
+  const uint32_t marks = p_.fast_sampling.line_marks;
+  // One wave only: across waves the rate steps as a wave ends and the next ramps up (a 2-wave GEMM
+  // went steady in its second wave and came out 4 % fast).
+  if (w.project_when_steady && marks > 0 && w.ctas <= uint64_t(ctas_per_sm(p_, r)) * sms_.size()) {
+    uint64_t least = ~uint64_t(0), most = 0;
+    for (uint64_t c = w.first_cta; c < w.first_cta + w.ctas; ++c) {
+      uint64_t lines = 0;
+      for (AccessCursor cur = cursor_for(w, c); !cur.done();) lines += lines_of(cur.next().bytes);
+      k.lines_total += lines;
+      least = std::min(least, lines);
+      most = std::max(most, lines);
+    }
+    k.mark_lines = double(k.lines_total) / marks;
+    // Only CTAs of one size share a rate to the end: where some have more lines than others, those
+    // speed up as the others finish, which one steady rate cannot say (a kernel whose CTAs split a
+    // scan unevenly came out 18 % slow). Fewer lines than marks leave nothing to mark with.
+    k.marking = k.lines_total >= uint64_t(marks) * 4 && double(most) <= double(least) * (1 + kUniformCtas);
+  }
   // Launch order among ready kernels: by handle (the order the host enqueued them).
   ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), w.kernel), w.kernel);
   mem_next_valid_ = false;
@@ -108,8 +134,12 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
       Sm& s = sms_[sm];
       Slot& sl = s.slots[slot];
       --sl.outstanding;
-      s.lines_in_flight -= uint32_t((c.id >> (kSlotBits + kSmBits)) & ((1u << kLineBits) - 1)) + 1;
-      if (sl.outstanding == 0 && sl.cursor.done() && !sl.mem_done) finish_memory(sm, slot, std::max(now, c.done));
+      const uint32_t lines = uint32_t((c.id >> (kSlotBits + kSmBits)) & ((1u << kLineBits) - 1)) + 1;
+      s.lines_in_flight -= lines;
+      sl.lines_out -= lines;
+      if (kernels_[sl.kernel].marking) lines_done(sl.kernel, lines, std::max(now, c.done));
+      if (sl.outstanding == 0 && sl.cursor.done() && !sl.mem_done)
+        finish_memory(sm, slot, std::max({now, c.done, sl.mem_floor}));
       issue(sm, now);
     }
     // SMs refused by a full queue try again now that something drained.
@@ -180,7 +210,10 @@ void SmArray::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
     s.tensor_free = sl.compute_end;
     s.tensor_busy += k.cta_compute;
   }
-  if (sl.cursor.done()) {
+  k.first_start = std::min(k.first_start, now);
+  if (k.steady) {
+    project(sm, slot, now);
+  } else if (sl.cursor.done()) {
     finish_memory(sm, slot, now);
   } else {
     s.active.push_back(slot);
@@ -223,6 +256,7 @@ void SmArray::issue(uint32_t sm, Tick now) {
     ++req_seq_;
     ++sl.outstanding;
     s.lines_in_flight += lines;
+    sl.lines_out += lines;
     ++sl.requests;
     (r.write ? sl.bytes_written : sl.bytes_read) += r.bytes;
     if (sl.cursor.done()) {
@@ -231,6 +265,91 @@ void SmArray::issue(uint32_t sm, Tick now) {
       ++s.rr;  // interleave CTAs request by request, as warps of different CTAs do
     }
   }
+}
+
+namespace {
+// The rate over the latest third of the marks, in ps a mark (at least the roofline's).
+double recent_ps_per_mark(const std::vector<Tick>& m, double floor_ps) {
+  const size_t n = m.size(), third = std::max<size_t>(2, n / 3);
+  return std::max(floor_ps, double(m[n - 1] - m[n - 1 - third]) / double(third));
+}
+// Line marks come in bursts (a GEMM's weight rows: 120 ns a mark, then 97), so a line fitted
+// through all of them can pass the wave test while 10 % off. Steady here: the wave test, and the
+// latest third's rate within the tolerance (as a fraction of the rate) of the third before it.
+bool steady_lines(const std::vector<Tick>& m, Tick start, double floor_ps, const WaveSampling& rule) {
+  const size_t n = m.size(), third = n / 3;
+  if (third < 2 || !steady_end(m, start, rule.line_marks, floor_ps, rule)) return false;
+  const double latest = double(m[n - 1] - m[n - 1 - third]), before = double(m[n - 1 - third] - m[n - 1 - 2 * third]);
+  return std::abs(latest - before) <= kSteadyLineRate * before;
+}
+}  // namespace
+
+void SmArray::lines_done(uint32_t kernel, uint32_t lines, Tick now) {
+  Kernel& k = kernels_[kernel];
+  k.lines_done += lines;
+  if (k.steady) return;
+  const WaveSampling& rule = p_.fast_sampling;
+  bool added = false;
+  while (k.marks.size() + 1 < rule.line_marks && double(k.lines_done) >= k.mark_lines * double(k.marks.size() + 1)) {
+    k.marks.push_back(now);
+    added = true;
+  }
+  const double floor_ps = k.work.roofline_ps / rule.line_marks;
+  if (!added || !steady_lines(k.marks, k.first_start, floor_ps, rule)) return;
+  // Steady: the lines each of its CTAs has left (those in flight included) are warmed, not
+  // simulated, and take the time the kernel's steady rate R gives them, shared by the CTAs moving
+  // data now (each CTA's window is full at the kernel's latency: as some end, the others speed up
+  // less than a share of R would say; GEMMs came out 4-7 % fast with R shared by the CTAs left).
+  const double lines_per_ps = k.mark_lines / recent_ps_per_mark(k.marks, floor_ps);
+  std::vector<std::pair<uint32_t, uint32_t>> moving;  // (SM, slot)
+  for (uint32_t sm = 0; sm < sms_.size(); ++sm)
+    for (uint32_t slot = 0; slot < sms_[sm].slots.size(); ++slot) {
+      const Slot& sl = sms_[sm].slots[slot];
+      if (sl.used && sl.kernel == kernel && !sl.mem_done) moving.emplace_back(sm, slot);
+    }
+  k.steady = true;
+  // Each of them gets R / (CTAs moving); so does one of its CTAs that starts later (its wave had
+  // waited for another kernel's CTAs to leave).
+  k.cta_ps_per_line = double(moving.size()) / lines_per_ps;
+  for (const auto& [sm, slot] : moving) project(sm, slot, now);
+}
+
+uint64_t SmArray::warm_rest(uint32_t sm, uint32_t slot) {
+  // The rest of a CTA's requests leave the state they would (warm), counted as its traffic; its
+  // lines still in flight drain ahead of them (returned with them).
+  Sm& s = sms_[sm];
+  Slot& sl = s.slots[slot];
+  Kernel& k = kernels_[sl.kernel];
+  uint64_t lines = 0;
+  while (!sl.cursor.done()) {
+    const CtaRequest q = sl.cursor.next();
+    mem_.warm({0, q.addr, q.bytes, q.write, 0});
+    lines += lines_of(q.bytes);
+    ++sl.requests;
+    (q.write ? sl.bytes_written : sl.bytes_read) += q.bytes;
+  }
+  mem_next_valid_ = false;
+  k.lines_projected += lines;
+  const auto it = std::find(s.active.begin(), s.active.end(), slot);
+  if (it != s.active.end()) {
+    if (size_t(it - s.active.begin()) < s.rr) --s.rr;
+    s.active.erase(it);
+  }
+  return lines + sl.lines_out;
+}
+
+void SmArray::project(uint32_t sm, uint32_t slot, Tick now) {
+  // The CTA's lines left, warmed, at the steady per-CTA rate.
+  Slot& sl = sms_[sm].slots[slot];
+  const Kernel& k = kernels_[sl.kernel];
+  sl.mem_floor = now + Tick(double(warm_rest(sm, slot)) * k.cta_ps_per_line);
+  if (sl.outstanding == 0) finish_memory(sm, slot, sl.mem_floor);
+}
+
+double SmArray::simulated_line_share(uint32_t kernel) const {
+  if (kernel >= kernels_.size()) return 1.0;
+  const Kernel& k = kernels_[kernel];
+  return k.lines_total == 0 ? 1.0 : 1.0 - double(k.lines_projected) / double(k.lines_total);
 }
 
 void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {

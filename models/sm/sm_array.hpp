@@ -47,6 +47,7 @@ class SmArray : public Processor {
   void warm(const KernelWork& w) override;
   uint64_t stop_starting(uint32_t kernel) override;
   ProcessorActivity activity() const override;
+  double simulated_line_share(uint32_t kernel) const override;
   Tick resident_ps_at(Tick now) const override;
   void memory_moved() override { mem_next_valid_ = false; }
 
@@ -58,14 +59,25 @@ class SmArray : public Processor {
     uint64_t next = 0;              // CTAs of the work started so far
     Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
     Tick cta_tail = 0;              // double-buffered: the math on the last stage, after its data lands
+    // Steady projection (fast mode, WaveSampling::line_marks): the lines of its CTAs, those done,
+    // those projected; when each 1/line_marks of them was done; once steady, the time one line
+    // takes a CTA (the kernel's rate over the CTAs it had in flight).
+    bool marking = false, steady = false;
+    uint64_t lines_total = 0, lines_done = 0, lines_projected = 0;
+    double mark_lines = 0;
+    Tick first_start = kNever;
+    std::vector<Tick> marks;
+    double cta_ps_per_line = 0;
   };
   struct Slot {
     bool used = false;
     uint32_t kernel = 0;            // index into kernels_
     AccessCursor cursor;
     uint32_t outstanding = 0;
+    uint32_t lines_out = 0;         // lines of its outstanding requests
     Tick start = 0;
     Tick compute_end = 0;           // reserved tensor-pipe interval end (double-buffered kernels)
+    Tick mem_floor = 0;             // projected: its memory work ends no earlier
     bool mem_done = false;
     uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
   };
@@ -96,6 +108,10 @@ class SmArray : public Processor {
   void finish_memory(uint32_t sm, uint32_t slot, Tick now);
   CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
   AccessCursor cursor_for(const KernelWork& w, uint64_t cta) const;
+  uint32_t lines_of(uint32_t bytes) const { return (bytes + p_.line_bytes - 1) / p_.line_bytes; }
+  void lines_done(uint32_t kernel, uint32_t lines, Tick now);
+  uint64_t warm_rest(uint32_t sm, uint32_t slot);
+  void project(uint32_t sm, uint32_t slot, Tick now);
   Tick memory_next() const;  // the memory's next event (next retry while an SM is stalled)
 
   SmParams p_;

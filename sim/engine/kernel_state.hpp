@@ -46,6 +46,9 @@ struct KernelState {
   uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: not sampled)
   bool may_stop = false;
   uint64_t unstarted = 0;
+  // Fast mode, a kernel not wave-sampled: the share of its lines simulated, the rest projected at
+  // its steady rate by the processor (WaveSampling::line_marks); 1: every line.
+  double line_share = 1;
   int per_unit = 0;
   uint64_t wave = 0;              // CTAs of one full wave: units x per_unit
   uint64_t bytes_read = 0, bytes_written = 0, requests = 0;

@@ -50,7 +50,11 @@ class Engine {
   void take(uint32_t k, const SegmentMember& m, Tick now);
   model::KernelWork work(uint32_t kid, uint64_t first_cta, uint64_t ctas) const {
     const KernelState& k = k_[kid];
-    return {kid, k.rec, &k.accesses, &in_.tensor_base, first_cta, ctas, k.coarse, k.mm_k, k.mm_n, &in_.tensor_tag};
+    // Fast mode: a kernel that wave sampling leaves whole may project its lines once steady
+    // (WaveSampling::line_marks); a collective's time is its handshakes', not a rate.
+    const bool project = opt_.fast && k.sample_first == 0 && !trace::is_communication(k.rec->kind);
+    return {kid,    k.rec,   &k.accesses,        &in_.tensor_base, first_cta, ctas, k.coarse, k.mm_k, k.mm_n,
+            &in_.tensor_tag, project, k.roofline_ns() * 1e3};
   }
   static std::vector<std::pair<std::string, uint32_t>> unit_names(const std::vector<model::Processor*>& procs) {
     std::vector<std::pair<std::string, uint32_t>> v;
@@ -240,8 +244,10 @@ void Engine::end_kernel(uint32_t kid, Tick now) {
   KernelState& k = k_[kid];
   k.end = now;
   if (!k.reused) {
+    // A kernel whose steady lines were projected simulated that share of its CTAs' traffic.
+    k.line_share = proc_of(kid).simulated_line_share(kid);
     window_ctas_ += double(k.rec->cta_count());
-    window_simulated_ += double(k.ctas_simulated);
+    window_simulated_ += double(k.ctas_simulated) * k.line_share;
   }
   --kernels_left_;
   --active_;
@@ -356,7 +362,10 @@ ReplayOutput Engine::results(Tick now) {
     kr.ctas = r.cta_count();
     kr.ctas_per_sm = k.per_unit;
     kr.measured_ns = double(r.measured_ns);
-    kr.simulated = k.reused ? "reused" : k.ctas_simulated < r.cta_count() ? "sampled" : "all";
+    kr.simulated = k.reused                            ? "reused"
+                   : k.ctas_simulated < r.cta_count() ? "sampled"
+                   : k.line_share < 1                 ? "steady"
+                                                      : "all";
     kr.wall_s = k.wall_s;
     kr.processor = procs_[k.proc]->unit_name();
     kr.roofline_ns = k.roofline_ns();

@@ -26,7 +26,9 @@ struct KernelResult {
   uint64_t ctas = 0;
   int ctas_per_sm = 0;
   // How the kernel was simulated: "all" CTAs; "sampled" (fast mode: the first waves, the rest
-  // extrapolated at their rate); "reused" (fast mode: the duration of an identical earlier kernel).
+  // extrapolated at their rate); "steady" (fast mode: every CTA, but the lines left once its rate was
+  // steady warmed and projected at that rate); "reused" (fast mode: the duration of an identical
+  // earlier kernel).
   std::string simulated = "all";
   std::string processor = "SM";  // what the units it ran on are called (Processor::unit_name)
   // Host seconds the simulator spent on it (0 when reused): where a run's wall time goes. Kernels

@@ -505,3 +505,61 @@ TEST(Replay, AKernelClassTooBigForAnSmKeepsItsStageSizeAndDropsStages) {
   EXPECT_EQ(p4.fitted_smem_bytes(100 * 1024), 100u * 1024);
   EXPECT_EQ(p1.fitted_smem_bytes(300 * 1024), 300u * 1024);
 }
+
+TEST(Replay, AOneWaveKernelProjectsItsLinesOnceItsRateIsSteady) {
+  // 32 CTAs of 256 KiB (one wave of 4 SMs x 8 slots) against a memory of constant rate, 32 marks: the
+  // marks (each 1/32 of the 65,536 lines done) fall on a line, so after min_waves (4) of them the
+  // rest of every CTA is warmed, not sent, and takes (its lines left + its lines in flight) x
+  // (CTAs moving) / R, R the fitted lines per ps. Formula check: the kernel ends where the line
+  // through the marks reaches 32 marks, within 2 % of every line simulated; the bytes it reports
+  // are all of them, sent plus warmed.
+  auto rig_with = [](uint32_t marks) {
+    Rig r;
+    r.sm.max_outstanding_requests = 256;
+    r.sm.fast_sampling.line_marks = marks;
+    return r;
+  };
+  test::FakeMemory m1(100.0, 100.0), m2(100.0, 100.0);
+  const std::vector<KernelRecord> ks{kernel(0, 32)};
+  const std::vector<AccessRecord> as{stream_read(0, 32, 262144)};
+  auto steady = run(rig_with(32), ks, as, m1, true);
+  auto whole = run(rig_with(0), ks, as, m2, true);
+  const uint64_t all = 32u * 262144;
+  EXPECT_EQ(m2.bytes(), all);
+  EXPECT_LT(m1.bytes(), all / 2);                    // steady well before half of the lines
+  EXPECT_EQ(m1.bytes() + m1.warmed(), all);          // every line sent or warmed
+  EXPECT_EQ(steady.kernels[0].bytes_read, all);
+  EXPECT_EQ(steady.kernels[0].simulated, "steady");
+  EXPECT_EQ(whole.kernels[0].simulated, "all");
+  EXPECT_NEAR(steady.step_ns, whole.step_ns, 0.02 * whole.step_ns);
+  // Deterministic: the same run twice gives the same time to the picosecond.
+  test::FakeMemory m3(100.0, 100.0);
+  EXPECT_EQ(run(rig_with(32), ks, as, m3, true).step_ns, steady.step_ns);
+}
+
+TEST(Replay, UnevenCtasAndKernelsOfSeveralWavesSimulateEveryLine) {
+  // Where CTAs differ in lines by more than 5 %, the long ones speed up as the short ones end, which
+  // one steady rate cannot say; across waves the rate steps. Both keep every line in the memory.
+  Rig r;
+  r.sm.max_outstanding_requests = 256;
+  r.sm.fast_sampling.line_marks = 32;
+  test::FakeMemory uneven_mem(100.0, 100.0), waves_mem(100.0, 100.0);
+  AccessRecord longer = stream_read(0, 16, 262144), shorter = stream_read(0, 16, 131072);
+  shorter.cta_first = 16;
+  shorter.tensor = 0;
+  auto uneven = run(r, {kernel(0, 32)}, {longer, shorter}, uneven_mem, true);
+  EXPECT_EQ(uneven_mem.warmed(), 0u);
+  EXPECT_EQ(uneven.kernels[0].simulated, "all");
+  auto waves = run(r, {kernel(0, 64)}, {stream_read(0, 64, 131072)}, waves_mem, true);
+  EXPECT_EQ(waves_mem.warmed(), 0u);
+  EXPECT_EQ(waves.kernels[0].simulated, "all");
+}
+
+TEST(Replay, TheSteadyLineMarksKeyIsOptionalAndChecked) {
+  // Absent: 0 (off). Present: at least fast_mode_min_sample_waves + 2.
+  Rig off;
+  EXPECT_EQ(off.sm.fast_sampling.line_marks, 0u);
+  Rig on("gpu.fast_mode_steady_line_marks=32");
+  EXPECT_EQ(on.sm.fast_sampling.line_marks, 32u);
+  EXPECT_THROW(Rig("gpu.fast_mode_steady_line_marks=5"), std::exception);
+}
