@@ -5,6 +5,19 @@
 
 namespace indexsim::model {
 
+MemRequest request_of(const tlm::tlm_generic_payload& gp, uint64_t id) {
+  MemRequest req;
+  req.id = id;
+  req.addr = gp.get_address();
+  req.bytes = gp.get_data_length();
+  req.write = gp.is_write();
+  if (const auto* who = gp.get_extension<RequesterExtension>()) {
+    req.source = who->source;
+    req.tag = who->tag;
+  }
+  return req;
+}
+
 MemoryTarget::MemoryTarget(sc_core::sc_module_name name, MemoryDevice& core)
     : sc_core::sc_module(name), socket("socket"), core_(core) {
   socket.register_b_transport(this, &MemoryTarget::b_transport);
@@ -12,11 +25,7 @@ MemoryTarget::MemoryTarget(sc_core::sc_module_name name, MemoryDevice& core)
 
 void MemoryTarget::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const Tick start = static_cast<Tick>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e12 + 0.5);
-  MemRequest req;
-  req.id = next_id_++;
-  req.addr = gp.get_address();
-  req.bytes = gp.get_data_length();
-  req.write = gp.is_write();
+  const MemRequest req = request_of(gp, next_id_++);
   Tick now = start;
   // A refused request is retried as the core drains; completions of other requests cannot
   // exist, since b_transport holds one request at a time.

@@ -14,6 +14,22 @@
 
 namespace indexsim::model {
 
+// Who sent a generic payload, for the units that care: the requesting unit (an SM; the crossbar
+// routes by it), the tensor-class tag the caches count by (MemRequest::source, MemRequest::tag),
+// and the kernel and stream it belongs to (for tracing; no timing core reads them). A payload
+// without it comes from unit 0, untagged.
+struct RequesterExtension : tlm::tlm_extension<RequesterExtension> {
+  uint32_t source = 0;
+  uint8_t tag = 0;
+  uint32_t kernel = 0, stream = 0;
+  tlm::tlm_extension_base* clone() const override { return new RequesterExtension(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const RequesterExtension&>(e); }
+};
+
+// The MemRequest a payload stands for, with the adapter's id: address, length, direction and the
+// requester's extension where it has one.
+MemRequest request_of(const tlm::tlm_generic_payload& gp, uint64_t id);
+
 class MemoryTarget : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<MemoryTarget> socket;

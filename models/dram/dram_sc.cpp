@@ -3,10 +3,16 @@
 
 #include <cmath>
 
+#include "models/common/tlm_target.hpp"
+
 namespace indexsim::model::dram {
 
-DramSc::DramSc(sc_core::sc_module_name name, std::unique_ptr<MemoryDevice> core)
-    : sc_core::sc_module(name), socket("socket"), core_(std::move(core)), peq_(this, &DramSc::on_begin_req) {
+DramSc::DramSc(sc_core::sc_module_name name, std::unique_ptr<MemoryDevice> core) : DramSc(name, *core) {
+  owned_ = std::move(core);
+}
+
+DramSc::DramSc(sc_core::sc_module_name name, MemoryDevice& core)
+    : sc_core::sc_module(name), socket("socket"), core_(&core), peq_(this, &DramSc::on_begin_req) {
   socket.register_b_transport(this, &DramSc::b_transport);
   socket.register_nb_transport_fw(this, &DramSc::nb_transport_fw);
   SC_HAS_PROCESS(DramSc);
@@ -24,15 +30,6 @@ void DramSc::rearm(Tick now) {
   if (t == kNever) return;
   // A pending later notification is replaced by an earlier one (IEEE 1666 notify rules).
   wake_.notify(sc_core::sc_time(static_cast<double>(t > now ? t - now : 0), sc_core::SC_PS));
-}
-
-MemRequest DramSc::request_of(const tlm::tlm_generic_payload& gp, uint64_t id) {
-  MemRequest req;
-  req.id = id;
-  req.addr = gp.get_address();
-  req.bytes = gp.get_data_length();
-  req.write = gp.is_write();
-  return req;
 }
 
 tlm::tlm_sync_enum DramSc::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {

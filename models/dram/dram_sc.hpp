@@ -31,6 +31,8 @@ class DramSc : public sc_core::sc_module {
   tlm_utils::simple_target_socket<DramSc> socket;
 
   DramSc(sc_core::sc_module_name name, std::unique_ptr<MemoryDevice> core);
+  // Around a core someone else owns (any memory unit: the adapter needs only its MemoryDevice face).
+  DramSc(sc_core::sc_module_name name, MemoryDevice& core);
   MemoryDevice& core() { return *core_; }
   uint64_t wakeups() const { return wakeups_; }
   // Approximately-timed requests whose END_REQ waited for queue space.
@@ -46,12 +48,12 @@ class DramSc : public sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void on_begin_req(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   bool try_accept(tlm::tlm_generic_payload& gp);  // AT: into the core, and END_REQ, if it has room
-  static MemRequest request_of(const tlm::tlm_generic_payload& gp, uint64_t id);
   void on_wake();
   void rearm(Tick now);
   static Tick now_ps();
 
-  std::unique_ptr<MemoryDevice> core_;
+  std::unique_ptr<MemoryDevice> owned_;
+  MemoryDevice* core_;
   sc_core::sc_event wake_, space_;
   std::unordered_map<uint64_t, Waiter*> waiting_;
   tlm_utils::peq_with_cb_and_phase<DramSc> peq_;                  // AT requests, at their time

@@ -18,6 +18,7 @@
 #include "sim/core/paths.hpp"
 #include "sim/memsys/bench.hpp"
 #include "sim/memsys/machine.hpp"
+#include "sim/memsys/bench_sc.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "sim/memtrace/plain_trace.hpp"
 #include "sim/memtrace/target.hpp"
@@ -35,13 +36,17 @@ const char* kMemoryUsage =
     "usage: indexsim bench memory --hardware NAME|FILE --pattern stream|random|mix|pointer-chase\n"
     "         [--target REGION|l2|system] [--requests N] [--requesters N] [--outstanding N]\n"
     "         [--bytes B] [--footprint-MiB F] [--write-fraction W] [--seed S] [--set hardware.K=V]... [--json]\n"
+    "         [--engine native|systemc]\n"
     "       indexsim bench memory --hardware NAME|FILE --trace FILE\n"
     "         --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys [--back-to-back]\n"
     "         [--trace-clock-MHz F] [--target T] [--requesters N] [--outstanding N] [--bytes B]\n"
     "         [--set hardware.K=V]... [--json]\n"
     "  A trace's time stamps are honoured (cycles at --trace-clock-MHz, by default the target memory's\n"
     "  clock_MHz) unless --back-to-back: then requesters x outstanding slots issue it as fast as the\n"
-    "  memory accepts. --bytes sizes each request (dramsys lines may give their own `(N)`).\n";
+    "  memory accepts. --bytes sizes each request (dramsys lines may give their own `(N)`).\n"
+    "  --engine systemc: a pattern's requests go through a TLM-2.0 initiator (approximately timed)\n"
+    "  into the target's SystemC face, run by the SystemC kernel; the figures are the native loop's\n"
+    "  (default: native), the wall time is the kernel's\n";
 
 int bench_memory(const Args& args) {
   ArgParser ap(args);
@@ -84,6 +89,10 @@ int bench_memory(const Args& args) {
   const double footprint_MiB = trace_mode ? 0 : ap.f64("--footprint-MiB", 0);
   const auto sets = ap.values("--set");
   const bool json = ap.flag("--json");
+  const std::string engine = ap.value("--engine", "native");
+  if (engine != "native" && engine != "systemc")
+    throw std::invalid_argument("--engine must be native or systemc, not '" + engine + "'");
+  if (engine == "systemc" && trace_mode) throw std::invalid_argument("--engine systemc runs --pattern loads, not --trace");
   ap.finish();
   if (spec.write_fraction < 0 || spec.write_fraction > 1) throw std::invalid_argument("--write-fraction must be in [0, 1]");
 
@@ -158,7 +167,7 @@ int bench_memory(const Args& args) {
   } else {
     spec.footprint_bytes = footprint_MiB > 0 ? static_cast<uint64_t>(footprint_MiB * 1024 * 1024) : cap;
     if (spec.footprint_bytes > cap) throw std::invalid_argument("--footprint-MiB exceeds the target's capacity");
-    r = sim::run_memory_bench(*dev, spec);
+    r = engine == "systemc" ? sim::run_memory_bench_systemc(*dev, spec) : sim::run_memory_bench(*dev, spec);
   }
   const double peak = dev->peak_bandwidth_GBps();
   double row_hit = -1;
@@ -190,6 +199,7 @@ int bench_memory(const Args& args) {
       j["write_fraction"] = spec.write_fraction;
     }
     j["requests"] = r.requests;
+    j["engine"] = engine;
     j["bytes_per_request"] = spec.bytes;
     j["requesters"] = chase ? 1 : spec.requesters;
     j["outstanding"] = chase ? 1 : spec.outstanding;
@@ -228,6 +238,7 @@ int bench_memory(const Args& args) {
   if (!trace_mode || tspec.back_to_back)
     std::printf(" requesters=%u outstanding=%u", chase ? 1u : spec.requesters, chase ? 1u : spec.outstanding);
   if (!trace_mode) std::printf(" seed=%llu", static_cast<unsigned long long>(spec.seed));
+  if (engine != "native") std::printf(" engine=%s", engine.c_str());
   std::printf("\n");
   std::printf("  %-24s %14.1f GB/s  (%.1f %% of %.1f GB/s peak)\n", "bandwidth", r.bandwidth_GBps,
               peak > 0 ? 100 * r.bandwidth_GBps / peak : 0.0, peak);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "models/common/port.hpp"
+#include "sim/memsys/bench_internal.hpp"
 
 namespace indexsim::sim {
 
@@ -33,31 +34,7 @@ const char* to_string(BenchPattern p) {
   return "?";
 }
 
-namespace {
-
-// Latency figures from a histogram of exact latencies: a run of any length holds one entry per
-// distinct latency (a few thousand clock multiples), not one per request.
-// Exact latencies (ps), counted: a flat array below 256 ns, where nearly all of them fall (a hash
-// lookup per completion was a twentieth of a streaming bench), a map above.
-class LatencyHistogram {
- public:
-  static constexpr Tick kDense = Tick(1) << 18;
-  LatencyHistogram() : dense_(kDense, 0) {}
-  uint64_t& operator[](Tick latency) { return latency < kDense ? dense_[latency] : sparse_[latency]; }
-  std::vector<std::pair<Tick, uint64_t>> sorted() const {
-    std::vector<std::pair<Tick, uint64_t>> h;
-    for (Tick l = 0; l < kDense; ++l)
-      if (dense_[l] != 0) h.emplace_back(l, dense_[l]);
-    std::vector<std::pair<Tick, uint64_t>> tail(sparse_.begin(), sparse_.end());
-    std::sort(tail.begin(), tail.end());
-    h.insert(h.end(), tail.begin(), tail.end());
-    return h;
-  }
-
- private:
-  std::vector<uint64_t> dense_;
-  std::unordered_map<Tick, uint64_t> sparse_;
-};
+namespace bench_detail {
 
 void fill_latency(BenchResult& r, const LatencyHistogram& hist) {
   const std::vector<std::pair<Tick, uint64_t>> h = hist.sorted();
@@ -85,6 +62,7 @@ void fill_latency(BenchResult& r, const LatencyHistogram& hist) {
   r.latency_p99_ns = pct(0.99);
 }
 
+namespace {
 // What both runs report once the last request has completed.
 void finish(BenchResult& r, model::MemoryDevice& dev, Tick start_ps, Tick last, uint64_t completed,
             const LatencyHistogram& lat, std::chrono::steady_clock::time_point wall0) {
@@ -101,16 +79,63 @@ void finish(BenchResult& r, model::MemoryDevice& dev, Tick start_ps, Tick last, 
   fill_latency(r, lat);
   dev.report(r.stats, "");
 }
-
 }  // namespace
 
-BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
+PatternRequests::PatternRequests(const BenchSpec& s) : s_(s), rng_(s.seed) {
+  if (s.bytes == 0 || s.requesters == 0 || s.outstanding == 0) throw std::invalid_argument("bytes, requesters and outstanding must be > 0");
+  units_ = s.footprint_bytes / s.bytes;
+  if (units_ == 0) throw std::invalid_argument("footprint is smaller than one request");
+}
+
+model::MemRequest PatternRequests::next(uint64_t id, uint32_t source) {
+  auto next_rand = [this] { return model::mix64(rng_ += 0x9e3779b97f4a7c15ull); };
+  model::MemRequest req;
+  req.id = id;
+  req.bytes = s_.bytes;
+  req.source = source;
+  req.write = false;
+  switch (s_.pattern) {
+    case BenchPattern::Stream: req.addr = unit_ * s_.bytes; break;
+    case BenchPattern::Mix:
+      req.addr = unit_ * s_.bytes;
+      req.write = static_cast<double>(next_rand() >> 11) * 0x1.0p-53 < s_.write_fraction;
+      break;
+    case BenchPattern::Random:
+    case BenchPattern::PointerChase: req.addr = (next_rand() % units_) * s_.bytes; break;
+  }
+  req.addr += s_.base;
+  if (++unit_ == units_) unit_ = 0;
+  return req;
+}
+
+void finish_pattern(BenchResult& r, model::MemoryDevice& dev, const BenchSpec& s, Tick last, uint64_t completed,
+                    const LatencyHistogram& lat, const model::SteadyWindow& steady,
+                    std::chrono::steady_clock::time_point wall0) {
+  r.bytes = completed * s.bytes;
+  r.reads = completed - r.writes;
+  // Posted writes complete when accepted, faster than the memory serves them: a window over
+  // completions would count bytes still queued. With writes the steady figure is n/a.
+  if (r.writes > 0)
+    r.steady_bandwidth_GBps = std::numeric_limits<double>::quiet_NaN();
+  else if (steady.lo > 0 && steady.span_ps() > 0)
+    r.steady_bandwidth_GBps =
+        static_cast<double>(steady.requests() * s.bytes) / (static_cast<double>(steady.span_ps()) / 1000.0);
+  finish(r, dev, s.start_ps, last, completed, lat, wall0);
+}
+
+BenchSpec pattern_spec(const BenchSpec& s0) {
   BenchSpec s = s0;
   if (s.pattern == BenchPattern::PointerChase) s.requesters = s.outstanding = 1;
-  if (s.bytes == 0 || s.requesters == 0 || s.outstanding == 0) throw std::invalid_argument("bytes, requesters and outstanding must be > 0");
-  const uint64_t units = s.footprint_bytes / s.bytes;
-  if (units == 0) throw std::invalid_argument("footprint is smaller than one request");
+  return s;
+}
 
+}  // namespace bench_detail
+
+using namespace bench_detail;
+
+BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
+  const BenchSpec s = pattern_spec(s0);
+  PatternRequests gen(s);
   const uint32_t slots = s.requesters * s.outstanding;
   std::deque<uint32_t> ready;
   for (uint32_t i = 0; i < slots; ++i) ready.push_back(i);  // slot i belongs to requester i % requesters
@@ -118,14 +143,11 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   std::vector<uint8_t> is_write(slots, 0);
   LatencyHistogram lat;
   std::vector<model::MemCompletion> done;
-  uint64_t rng = s.seed;
-  auto next_rand = [&rng] { return model::mix64(rng += 0x9e3779b97f4a7c15ull); };
 
   BenchResult r;
   const auto wall0 = std::chrono::steady_clock::now();
   Tick now = s.start_ps, last = s.start_ps;
   uint64_t issued = 0, completed = 0;
-  uint64_t unit = 0;   // issued % units: the stream's next unit, kept without a division per request
   model::SteadyWindow steady(s.requests);
   bool have_pending = false;
   model::MemRequest req;
@@ -133,20 +155,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
     while (issued < s.requests && !ready.empty()) {
       if (!have_pending) {  // a refused request is retried unchanged, so the address stream is fixed
         const uint32_t slot = ready.front();
-        req.id = issued * slots + slot;
-        req.bytes = s.bytes;
-        req.source = slot % s.requesters;
-        req.write = false;
-        switch (s.pattern) {
-          case BenchPattern::Stream: req.addr = unit * s.bytes; break;
-          case BenchPattern::Mix:
-            req.addr = unit * s.bytes;
-            req.write = static_cast<double>(next_rand() >> 11) * 0x1.0p-53 < s.write_fraction;
-            break;
-          case BenchPattern::Random:
-          case BenchPattern::PointerChase: req.addr = (next_rand() % units) * s.bytes; break;
-        }
-        req.addr += s.base;
+        req = gen.next(issued * slots + slot, slot % s.requesters);
         have_pending = true;
       }
       if (!dev.try_enqueue(req, now)) break;
@@ -156,7 +165,6 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
       r.writes += req.write;
       ready.pop_front();
       ++issued;
-      if (++unit == units) unit = 0;
     }
     const Tick t = have_pending ? dev.next_retry() : dev.next_event();
     if (t == kNever) throw std::logic_error("device idle while " + std::to_string(issued - completed) + " requests are outstanding");
@@ -172,16 +180,7 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
     }
     done.clear();
   }
-  r.bytes = completed * s.bytes;
-  r.reads = completed - r.writes;
-  // Posted writes complete when accepted, faster than the memory serves them: a window over
-  // completions would count bytes still queued. With writes the steady figure is n/a.
-  if (r.writes > 0)
-    r.steady_bandwidth_GBps = std::numeric_limits<double>::quiet_NaN();
-  else if (steady.lo > 0 && steady.span_ps() > 0)
-    r.steady_bandwidth_GBps =
-        static_cast<double>(steady.requests() * s.bytes) / (static_cast<double>(steady.span_ps()) / 1000.0);
-  finish(r, dev, s.start_ps, last, completed, lat, wall0);
+  finish_pattern(r, dev, s, last, completed, lat, steady, wall0);
   return r;
 }
 
