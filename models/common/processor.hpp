@@ -61,9 +61,10 @@ struct WaveSampling {
   uint32_t max_waves = 0;         // a kernel of more full waves replays this many of its last ones
   uint32_t min_waves = 0;         // wave marks a sample needs before it may stop at a steady rate
   double steady_tolerance = 0;    // how far (a fraction of the duration) the predicted end may still move
-  // A kernel of fewer waves marks its progress at each 1/line_marks of its lines; once min_waves
-  // marks are steady (the same test), the rest of each CTA's lines are warmed, not simulated, and
-  // take the time the steady rate gives them. 0: every line simulated.
+  // A kernel that wave sampling leaves whole, fits one wave and has CTAs of one size marks its
+  // progress at each 1/line_marks of its lines; once min_waves marks pass the same test and its
+  // recent rate holds (SmArray), the rest of each CTA's lines are warmed, not simulated, and take
+  // the time that rate gives them. 0 (every preset): every line simulated.
   uint32_t line_marks = 0;
 };
 
