@@ -33,11 +33,6 @@ double fitted_end(const std::vector<Tick>& marks, size_t from, size_t to, double
   return l.t_mean + l.slope * (units - l.x_mean);
 }
 
-double fitted_ps_per_unit(const std::vector<Tick>& marks, double min_ps_per_unit) {
-  if (marks.size() < 2) throw std::invalid_argument("fitted_ps_per_unit: needs two marks");
-  return fit(marks, 0, marks.size(), min_ps_per_unit).slope;
-}
-
 Tick extrapolate_sampled_end(const std::vector<Tick>& marks, double units, double min_ps_per_unit) {
   if (marks.size() < 2) throw std::invalid_argument("extrapolate_sampled_end: needs two marks");
   return Tick(fitted_end(marks, 0, marks.size(), units, min_ps_per_unit));

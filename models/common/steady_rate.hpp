@@ -16,8 +16,6 @@ struct WaveSampling;
 // The least-squares line t = a + b x through the points (i + 1, marks[i]) for i in [from, to), its
 // slope b floored at `min_ps_per_unit` (the kernel's roofline), at x = units. At least two marks.
 double fitted_end(const std::vector<Tick>& marks, size_t from, size_t to, double units, double min_ps_per_unit);
-// Its slope over every mark, floored the same way.
-double fitted_ps_per_unit(const std::vector<Tick>& marks, double min_ps_per_unit);
 
 // fitted_end over every mark (at least two), as a time.
 Tick extrapolate_sampled_end(const std::vector<Tick>& marks, double units, double min_ps_per_unit);

@@ -137,7 +137,8 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
       const uint32_t lines = uint32_t((c.id >> (kSlotBits + kSmBits)) & ((1u << kLineBits) - 1)) + 1;
       s.lines_in_flight -= lines;
       sl.lines_out -= lines;
-      if (kernels_[sl.kernel].marking) lines_done(sl.kernel, lines, std::max(now, c.done));
+      // Off in every preset: the kernel's state is not touched per completion then.
+      if (p_.fast_sampling.line_marks > 0 && kernels_[sl.kernel].marking) lines_done(sl.kernel, lines, std::max(now, c.done));
       if (sl.outstanding == 0 && sl.cursor.done() && !sl.mem_done)
         finish_memory(sm, slot, std::max({now, c.done, sl.mem_floor}));
       issue(sm, now);
@@ -210,7 +211,7 @@ void SmArray::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
     s.tensor_free = sl.compute_end;
     s.tensor_busy += k.cta_compute;
   }
-  k.first_start = std::min(k.first_start, now);
+  if (k.marking) k.first_start = std::min(k.first_start, now);
   if (k.steady) {
     project(sm, slot, now);
   } else if (sl.cursor.done()) {
@@ -232,7 +233,7 @@ void SmArray::issue(uint32_t sm, Tick now) {
     const CtaRequest r = sl.cursor.next();
     // Little's law must not depend on the mode: a request holds as many window entries as the
     // lines it spans (one in the detailed mode), and waits until they are free.
-    const uint32_t lines = (r.bytes + p_.line_bytes - 1) / p_.line_bytes;
+    const uint32_t lines = lines_of(r.bytes);
     if (s.lines_in_flight > 0 && s.lines_in_flight + lines > window) {
       sl.cursor = saved;
       return;

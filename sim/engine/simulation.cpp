@@ -319,11 +319,13 @@ RunResult simulate(const RunSpec& spec) {
   opt.reuse = spec.reuse;
   opt.warm_memos = spec.warm_reuse;
   opt.timeline_path = spec.timeline;
-  if (!spec.timeline.empty()) opt.sample_counters = [&L](model::StatSink& s) { L.memory->report(s, ""); };
+  // The memory system's cumulative statistics: read whenever the machine is idle (the counters of
+  // what is not simulated) and, with a timeline, for its counter tracks (which take named counters).
   opt.counters = [&L](model::StatSink& s) {
     s.tag_names = tensor_tag_names();
     L.memory->report(s, "");
   };
+  if (!spec.timeline.empty()) opt.sample_counters = opt.counters;
   opt.progress = spec.progress;
   opt.inherited_segments = spec.inherited_segments.get();
   opt.keep_segments = spec.kept_segments != nullptr;

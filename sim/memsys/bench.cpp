@@ -108,11 +108,11 @@ model::MemRequest PatternRequests::next(uint64_t id, uint32_t source) {
   return req;
 }
 
-void finish_pattern(BenchResult& r, model::MemoryDevice& dev, const BenchSpec& s, Tick last, uint64_t completed,
-                    const LatencyHistogram& lat, const model::SteadyWindow& steady,
+void finish_pattern(BenchResult& r, model::MemoryDevice& dev, const BenchSpec& s, const Tally& t,
                     std::chrono::steady_clock::time_point wall0) {
-  r.bytes = completed * s.bytes;
-  r.reads = completed - r.writes;
+  const model::SteadyWindow& steady = t.steady;
+  r.bytes = t.completed * s.bytes;
+  r.reads = t.completed - r.writes;
   // Posted writes complete when accepted, faster than the memory serves them: a window over
   // completions would count bytes still queued. With writes the steady figure is n/a.
   if (r.writes > 0)
@@ -120,7 +120,7 @@ void finish_pattern(BenchResult& r, model::MemoryDevice& dev, const BenchSpec& s
   else if (steady.lo > 0 && steady.span_ps() > 0)
     r.steady_bandwidth_GBps =
         static_cast<double>(steady.requests() * s.bytes) / (static_cast<double>(steady.span_ps()) / 1000.0);
-  finish(r, dev, s.start_ps, last, completed, lat, wall0);
+  finish(r, dev, s.start_ps, t.last, t.completed, t.lat, wall0);
 }
 
 BenchSpec pattern_spec(const BenchSpec& s0) {
@@ -141,17 +141,16 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
   for (uint32_t i = 0; i < slots; ++i) ready.push_back(i);  // slot i belongs to requester i % requesters
   std::vector<Tick> issued_at(slots, 0);
   std::vector<uint8_t> is_write(slots, 0);
-  LatencyHistogram lat;
+  Tally tally(s.requests, s.start_ps);
   std::vector<model::MemCompletion> done;
 
   BenchResult r;
   const auto wall0 = std::chrono::steady_clock::now();
-  Tick now = s.start_ps, last = s.start_ps;
-  uint64_t issued = 0, completed = 0;
-  model::SteadyWindow steady(s.requests);
+  Tick now = s.start_ps;
+  uint64_t issued = 0;
   bool have_pending = false;
   model::MemRequest req;
-  while (completed < s.requests) {
+  while (tally.completed < s.requests) {
     while (issued < s.requests && !ready.empty()) {
       if (!have_pending) {  // a refused request is retried unchanged, so the address stream is fixed
         const uint32_t slot = ready.front();
@@ -167,20 +166,18 @@ BenchResult run_memory_bench(model::MemoryDevice& dev, const BenchSpec& s0) {
       ++issued;
     }
     const Tick t = have_pending ? dev.next_retry() : dev.next_event();
-    if (t == kNever) throw std::logic_error("device idle while " + std::to_string(issued - completed) + " requests are outstanding");
+    if (t == kNever)
+      throw std::logic_error("device idle while " + std::to_string(issued - tally.completed) + " requests are outstanding");
     now = std::max(now, t);
     dev.advance(now, done);
     for (const auto& c : done) {
       const uint32_t slot = static_cast<uint32_t>(c.id % slots);
-      if (!is_write[slot]) ++lat[c.done - issued_at[slot]];   // a posted write's acceptance is no latency
+      tally.completed_one(issued_at[slot], c.done, is_write[slot]);
       ready.push_back(slot);
-      last = std::max(last, c.done);
-      ++completed;
-      steady.on_completion(completed, c.done);
     }
     done.clear();
   }
-  finish_pattern(r, dev, s, last, completed, lat, steady, wall0);
+  finish_pattern(r, dev, s, tally, wall0);
   return r;
 }
 

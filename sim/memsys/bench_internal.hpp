@@ -4,6 +4,7 @@
 // once the last request has completed. Internal to sim/memsys.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <unordered_map>
@@ -58,10 +59,25 @@ class PatternRequests {
 // The spec a pattern runs with (pointer-chase: one slot).
 BenchSpec pattern_spec(const BenchSpec& s);
 
+// What a pattern's completions add up to, whichever engine delivers them.
+struct Tally {
+  Tally(uint64_t requests, Tick start_ps) : steady(requests), last(start_ps) {}
+  // A request accepted at `issued` completed at `done`; a posted write's acceptance is no latency.
+  void completed_one(Tick issued, Tick done, bool write) {
+    if (!write) ++lat[done - issued];
+    last = std::max(last, done);
+    ++completed;
+    steady.on_completion(completed, done);
+  }
+  LatencyHistogram lat;
+  model::SteadyWindow steady;
+  uint64_t completed = 0;
+  Tick last;
+};
+
 // Bytes, reads, the steady bandwidth and what finish() adds: the device run dry, times, latencies,
 // the device's statistics.
-void finish_pattern(BenchResult& r, model::MemoryDevice& dev, const BenchSpec& s, Tick last, uint64_t completed,
-                    const LatencyHistogram& lat, const model::SteadyWindow& steady,
+void finish_pattern(BenchResult& r, model::MemoryDevice& dev, const BenchSpec& s, const Tally& t,
                     std::chrono::steady_clock::time_point wall0);
 
 }  // namespace indexsim::sim::bench_detail

@@ -30,8 +30,8 @@ class Initiator : public sc_core::sc_module {
 
   SC_HAS_PROCESS(Initiator);
   Initiator(sc_core::sc_module_name name, const BenchSpec& s)
-      : sc_core::sc_module(name), socket("socket"), s_(s), gen_(s), slots_(s.requesters * s.outstanding),
-        payloads_(slots_), who_(slots_), issued_at_(slots_, 0), is_write_(slots_, 0), steady(s.requests) {
+      : sc_core::sc_module(name), socket("socket"), tally(s.requests, 0), s_(s), gen_(s),
+        slots_(s.requesters * s.outstanding), payloads_(slots_), who_(slots_), issued_at_(slots_, 0), is_write_(slots_, 0) {
     socket.register_nb_transport_bw(this, &Initiator::nb_transport_bw);
     for (uint32_t i = 0; i < slots_; ++i) {
       ready_.push_back(i);
@@ -43,10 +43,8 @@ class Initiator : public sc_core::sc_module {
     for (auto& gp : payloads_) gp.clear_extension<model::RequesterExtension>();  // ours, not the payload's to free
   }
 
-  LatencyHistogram lat;
-  model::SteadyWindow steady;
-  uint64_t completed = 0, writes = 0;
-  Tick last = 0;
+  Tally tally;
+  uint64_t writes = 0;
 
  private:
   void run() {
@@ -83,11 +81,8 @@ class Initiator : public sc_core::sc_module {
       return tlm::TLM_ACCEPTED;
     }
     if (phase == tlm::BEGIN_RESP) {
-      if (!is_write_[slot]) ++lat[now - issued_at_[slot]];
+      tally.completed_one(issued_at_[slot], now, is_write_[slot]);
       ready_.push_back(slot);
-      last = std::max(last, now);
-      ++completed;
-      steady.on_completion(completed, now);
       ready_event_.notify(sc_core::SC_ZERO_TIME);
       return tlm::TLM_COMPLETED;  // no END_RESP follows
     }
@@ -122,11 +117,11 @@ BenchResult run_memory_bench_systemc(model::MemoryDevice& dev, const BenchSpec& 
     Initiator init("initiator", s);
     init.socket.bind(target.socket);
     sc_core::sc_start();  // until no event is left: every request answered
-    if (init.completed != s.requests)
-      throw std::logic_error("bench memory --engine systemc: " + std::to_string(init.completed) + " of " +
+    if (init.tally.completed != s.requests)
+      throw std::logic_error("bench memory --engine systemc: " + std::to_string(init.tally.completed) + " of " +
                              std::to_string(s.requests) + " requests completed");
     r.writes = init.writes;
-    finish_pattern(r, dev, s, init.last, init.completed, init.lat, init.steady, wall0);
+    finish_pattern(r, dev, s, init.tally, wall0);
   }
   return r;
 }
