@@ -44,7 +44,8 @@ class Engine {
     if (type == Ev::kernel_ready) ++pending_ready_;
     q_.push({t, seq_++, type, kernel});
   }
-  void kernel_ready(uint32_t k, Tick now);
+  void kernels_ready(const std::vector<uint32_t>& ready, Tick now);
+  void launch(uint32_t k, Tick now);
   void cta_ended(const model::CtaEnd& e, Tick now);
   void end_kernel(uint32_t k, Tick now);
   void take(uint32_t k, const SegmentMember& m, Tick now);
@@ -168,35 +169,49 @@ void Engine::prepare() {
                                           opt_.inherited_segments, opt_.warm_memos);
 }
 
-void Engine::kernel_ready(uint32_t kid, Tick now) {
-  KernelState& k = k_[kid];
-  k.ready_at = now;
-  if (k.stand_in) {  // a member of a segment being reused
-    take(kid, *k.stand_in, now);
-    return;
+void Engine::kernels_ready(const std::vector<uint32_t>& ready, Tick now) {
+  std::vector<uint32_t> fresh;
+  for (uint32_t kid : ready) {
+    KernelState& k = k_[kid];
+    k.ready_at = now;
+    if (k.stand_in) {
+      take(kid, *k.stand_in, now);  // a member of a segment being reused
+    } else {
+      fresh.push_back(kid);
+    }
   }
-  // Nothing running, queued or about to become ready: every unfinished kernel waits on this one,
-  // and a segment ends and another starts.
+  if (fresh.empty()) return;
+  // Nothing running, queued or about to become ready: every unfinished kernel waits on these, and
+  // a segment ends and another starts.
   const bool idle = active_ == 0 && pending_ready_ == 0;
   std::vector<model::StatSink::Extra> grown;
   if (idle) {
     grown = counters_.close(window_ctas_, window_simulated_);
     window_ctas_ = window_simulated_ = 0;
   }
-  if (opt_.reuse && idle) {
-    if (const SegmentMemo* m = reuse_->at_idle(kid, now, activities(), std::move(grown))) {
-      // A memo inherited from a replay with fewer processors holds none for the others.
-      for (size_t p = 0; p < m->busy.size() && p < reused_.size(); ++p) {
-        reused_[p].resident_ps += m->busy[p].resident_ps;
-        reused_[p].compute_ps += m->busy[p].compute_ps;
-      }
-      counters_.add(m->counters);
-      take(kid, m->members[0], now);
-      return;
+  if (!idle || !opt_.reuse) {
+    for (uint32_t kid : fresh) {
+      reuse_->joined(kid);
+      launch(kid, now);
     }
-  } else {
-    reuse_->joined(kid);
+    return;
   }
+  if (const SegmentMemo* m = reuse_->at_idle(fresh, now, activities(), std::move(grown))) {
+    // A memo inherited from a replay with fewer processors holds none for the others.
+    for (size_t p = 0; p < m->busy.size() && p < reused_.size(); ++p) {
+      reused_[p].resident_ps += m->busy[p].resident_ps;
+      reused_[p].compute_ps += m->busy[p].compute_ps;
+    }
+    counters_.add(m->counters);
+    take(fresh[0], m->members[0], now);
+    for (size_t i = 1; i < fresh.size(); ++i) take(fresh[i], *k_[fresh[i]].stand_in, now);
+    return;
+  }
+  for (uint32_t kid : fresh) launch(kid, now);
+}
+
+void Engine::launch(uint32_t kid, Tick now) {
+  KernelState& k = k_[kid];
   k.wall_start = std::chrono::steady_clock::now();
   // A sampled kernel simulates its last CTAs, after warming with the ones before.
   model::Processor& proc = proc_of(kid);
@@ -310,8 +325,16 @@ ReplayOutput Engine::run() {
       if (e.type == Ev::kernel_end) {
         end_kernel(e.kernel, now);
       } else {
+        // Kernels that become ready at one instant with nothing running start one segment together
+        // (SegmentReuse::at_idle); with something running they join it one by one, as before.
+        std::vector<uint32_t> ready{e.kernel};
         --pending_ready_;
-        kernel_ready(e.kernel, now);
+        while (active_ == 0 && !q_.empty() && q_.top().t == now && q_.top().type == Ev::kernel_ready) {
+          ready.push_back(q_.top().kernel);
+          q_.pop();
+          --pending_ready_;
+        }
+        kernels_ready(ready, now);
       }
     }
   }

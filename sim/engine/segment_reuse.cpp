@@ -109,11 +109,12 @@ const std::string& SegmentReuse::signature_of(uint32_t kid) {
   return k.signature;
 }
 
-const SegmentMemo* SegmentReuse::at_idle(uint32_t kid, Tick now, const std::vector<model::ProcessorActivity>& activity,
+const SegmentMemo* SegmentReuse::at_idle(const std::vector<uint32_t>& ready, Tick now,
+                                         const std::vector<model::ProcessorActivity>& activity,
                                          std::vector<model::StatSink::Extra> counters) {
   close(activity, std::move(counters));
-  if (const SegmentMemo* m = find(kid, now)) return m;
-  recording_ = {true, now, activity, {kid}};
+  if (const SegmentMemo* m = find(ready, now)) return m;
+  recording_ = {true, now, activity, ready};
   return nullptr;
 }
 
@@ -142,15 +143,16 @@ void SegmentReuse::close(const std::vector<model::ProcessorActivity>& activity,
   if (list.size() < kMaxSegmentsPerStart) list.push_back(std::move(m));
 }
 
-const SegmentMemo* SegmentReuse::find(uint32_t kid, Tick now) {
-  if (const SegmentMemo* m = find_in(segments_, kid, now)) return m;
-  return inherited_ ? find_in(*inherited_, kid, now) : nullptr;
+const SegmentMemo* SegmentReuse::find(const std::vector<uint32_t>& ready, Tick now) {
+  if (const SegmentMemo* m = find_in(segments_, ready, now)) return m;
+  return inherited_ ? find_in(*inherited_, ready, now) : nullptr;
 }
 
-const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, uint32_t kid, Tick now) {
+const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, const std::vector<uint32_t>& ready, Tick now) {
   // A segment repeats an earlier one if, with the earlier members' durations, the same signatures
   // become ready at the same offsets, and nothing else becomes ready before its last member ends.
   // That is checked by propagating readiness through the dependence graph, changing nothing.
+  const uint32_t kid = ready.front();
   auto it = lib.find(signature_of(kid));
   if (it == lib.end()) return nullptr;
   for (const SegmentMemo& memo : it->second) {
@@ -158,9 +160,26 @@ const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, uint32_t kid
     std::vector<uint32_t> who(memo.members.size(), UINT32_MAX);
     std::map<uint32_t, std::pair<uint32_t, Tick>> left;   // kernel -> dependences left, last end
     std::priority_queue<std::pair<Tick, uint32_t>, std::vector<std::pair<Tick, uint32_t>>, std::greater<>> ends;
+    // A member not yet matched, ready at `offset` with kernel d's signature and gathers.
+    const auto match_of = [&](uint32_t d, Tick offset) {
+      for (uint32_t j = 1; j < memo.members.size(); ++j)
+        if (who[j] == UINT32_MAX && memo.members[j].ready == offset && memo.members[j].signature == signature_of(d) &&
+            similar(memo.members[j].gather, k_[d].gather))
+          return j;
+      return UINT32_MAX;
+    };
     who[0] = kid;
     ends.push({now + memo.members[0].duration, 0});
     bool same = true;
+    for (size_t i = 1; i < ready.size() && same; ++i) {
+      const uint32_t match = match_of(ready[i], 0);
+      if (match == UINT32_MAX) {
+        same = false;
+      } else {
+        who[match] = ready[i];
+        ends.push({now + memo.members[match].duration, match});
+      }
+    }
     while (same && !ends.empty()) {
       const auto [t, mi] = ends.top();
       ends.pop();
@@ -168,20 +187,15 @@ const SegmentMemo* SegmentReuse::find_in(const SegmentLibrary& lib, uint32_t kid
         auto& [n, done] = left.try_emplace(d, k_[d].deps_left, k_[d].deps_done).first->second;
         done = std::max(done, t);
         if (--n != 0) continue;
-        const Tick ready = done + launch_gap_[k_[d].proc];
-        if (ready >= now + memo.span) continue;   // after the segment
-        // A member not yet matched, ready at this offset with this signature.
-        uint32_t match = UINT32_MAX;
-        for (uint32_t j = 1; j < memo.members.size() && match == UINT32_MAX; ++j)
-          if (who[j] == UINT32_MAX && memo.members[j].ready == ready - now && memo.members[j].signature == signature_of(d) &&
-              similar(memo.members[j].gather, k_[d].gather))
-            match = j;
+        const Tick at = done + launch_gap_[k_[d].proc];
+        if (at >= now + memo.span) continue;   // after the segment
+        const uint32_t match = match_of(d, at - now);
         if (match == UINT32_MAX) {
           same = false;
           break;
         }
         who[match] = d;
-        ends.push({ready + memo.members[match].duration, match});
+        ends.push({at + memo.members[match].duration, match});
       }
     }
     if (!same || std::find(who.begin(), who.end(), UINT32_MAX) != who.end()) continue;

@@ -51,11 +51,15 @@ class SegmentReuse {
       : k_(kernels), region_of_(region_of), tensor_bytes_(tensor_bytes), line_bytes_(line_bytes),
         launch_gap_(std::move(launch_gap)), inherited_(inherited), warm_(warm) {}
 
-  // Kernel `kid` became ready at `now` with the machine idle (`activity`: each processor's so far):
-  // the segment being recorded ends and is stored. If a stored one repeats from here, every later
-  // member's kernel gets its stand-in and the memo is returned; else recording starts with `kid`.
+  // Kernels `ready` (in launch order, at least one) became ready together at `now` with the machine
+  // idle (`activity`: each processor's so far): the segment being recorded ends and is stored. If a
+  // stored one repeats from here, every member after the first gets its stand-in (those in `ready`
+  // too) and the memo is returned; else recording starts with `ready`. Kernels that become ready at
+  // one instant on independent chains (IndexShare's prefetch beside the previous layer's last
+  // kernel) start one segment: left to the first alone, the others would never be matched.
   // `counters`: the memory counters the segment that ends here grew (CounterWindows::close).
-  const SegmentMemo* at_idle(uint32_t kid, model::Tick now, const std::vector<model::ProcessorActivity>& activity,
+  const SegmentMemo* at_idle(const std::vector<uint32_t>& ready, model::Tick now,
+                             const std::vector<model::ProcessorActivity>& activity,
                              std::vector<model::StatSink::Extra> counters = {});
   // Kernel `kid` became ready while a segment runs: a member of the one being recorded, if any.
   void joined(uint32_t kid) {
@@ -71,8 +75,8 @@ class SegmentReuse {
  private:
   const std::string& signature_of(uint32_t kid);
   void close(const std::vector<model::ProcessorActivity>& activity, std::vector<model::StatSink::Extra> counters);
-  const SegmentMemo* find(uint32_t kid, model::Tick now);
-  const SegmentMemo* find_in(const SegmentLibrary& lib, uint32_t kid, model::Tick now);
+  const SegmentMemo* find(const std::vector<uint32_t>& ready, model::Tick now);
+  const SegmentMemo* find_in(const SegmentLibrary& lib, const std::vector<uint32_t>& ready, model::Tick now);
 
   std::vector<KernelState>& k_;
   const std::vector<uint32_t>& region_of_;
