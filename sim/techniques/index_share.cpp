@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
+#include <unordered_set>
 
 #include "sim/techniques/page_split.hpp"
 
@@ -31,6 +33,39 @@ namespace {
 using config::Rule;
 using trace::AttentionKind;
 using trace::IndexerMode;
+
+// A prefetch brings each selected row into the L2 once. The attention's gathers repeat rows: the
+// CTAs of one query tile share theirs (a record's cta_count), and a prefill chunk's queries select
+// mostly the same rows of the context. So the prefetch gathers the distinct rows of `gathers`, in
+// the order they first appear, `per_cta` to a CTA (as many as one attention CTA gathers), its CTAs
+// numbered from 0. A decode step at batch 1 repeats no row: its records come out as they went in.
+std::vector<trace::AccessRecord> distinct_row_gathers(const std::vector<trace::AccessRecord>& gathers) {
+  using Key = std::tuple<uint32_t, uint64_t, uint32_t, uint64_t>;  // tensor, base, row bytes, pitch
+  std::vector<Key> order;
+  std::map<Key, std::pair<std::vector<uint32_t>, std::unordered_set<uint32_t>>> rows;
+  size_t per_cta = 1;
+  for (const auto& a : gathers) {
+    const Key key{a.tensor, a.base, a.row_bytes, a.row_pitch_bytes};
+    auto [it, fresh] = rows.try_emplace(key);
+    if (fresh) order.push_back(key);
+    per_cta = std::max(per_cta, a.rows.size());
+    for (uint32_t r : a.rows)
+      if (it->second.second.insert(r).second) it->second.first.push_back(r);
+  }
+  std::vector<trace::AccessRecord> out;
+  for (const Key& key : order) {
+    const std::vector<uint32_t>& all = rows[key].first;
+    for (size_t lo = 0; lo < all.size(); lo += per_cta) {
+      trace::AccessRecord a;
+      a.kind = trace::AccessRecord::Kind::gather;
+      std::tie(a.tensor, a.base, a.row_bytes, a.row_pitch_bytes) = key;
+      a.cta_first = uint32_t(out.size());
+      a.rows.assign(all.begin() + long(lo), all.begin() + long(std::min(all.size(), lo + per_cta)));
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
 
 class IndexShare : public Technique {
  public:
@@ -118,19 +153,19 @@ class IndexShare : public Technique {
                                                 trace::geometry::kAttnHeadsPerCta)
                     : 1;
       const uint64_t queries = k.rec.grid[1], splits = std::max<uint64_t>(1, k.rec.grid[0] / head_blocks);
-      const uint32_t per_group = k.rec.grid[0] * k.rec.grid[1];
-      std::vector<trace::AccessRecord> rows;
+      std::vector<trace::AccessRecord> gathers;
       for (const auto& a : k.accesses)
         if (a.kind == trace::AccessRecord::Kind::gather && !a.write &&
             trace::geometry::sparse_attn_head_block(a.cta_first, queries, head_blocks, splits) == 0)
-          rows.push_back(a);
+          gathers.push_back(a);
+      std::vector<trace::AccessRecord> rows = distinct_row_gathers(gathers);
       if (rows.empty()) continue;
       trace::KernelRecord r;
       r.name = "L" + std::to_string(L) + ".kv_prefetch";
       r.kind = trace::KernelKind::kv_prefetch;
       r.layer = L;
       r.stream = 1;
-      r.grid = {per_group, 1, 1};
+      r.grid = {uint32_t(rows.size()), 1, 1};
       r.block = {128, 1, 1};
       r.regs_per_thread = 32;
       const size_t pv = w.add_kernel(r, rows);

@@ -204,3 +204,25 @@ TEST(TechniqueTiming, AVectorsRatioThatDoesNotDivideTheVectorsIsAConfigError) {
     EXPECT_EQ(e.path, "index_pool.axis") << e.what();
   }
 }
+
+TEST(TechniqueTiming, AChunksPrefetchReadsEachSelectedRowOnce) {
+  // A prefill chunk's queries select mostly the same rows, and each query tile's CTAs share theirs:
+  // IndexShare's prefetch brings each distinct row in once, so it reads at most the `context` rows
+  // the chunk can select (a GLM-5 FP8 row is 656 B, at most 7 lines of 128 B), not queries x
+  // selected rows (here 128 x 1024 of them, 128x more).
+  const uint64_t context = 1024;
+  auto spec = small("indexshare", {"techniques.index_share.first_layer_sram=false", "workload.model.num_layers=4",
+                                   "workload.layers=[{first: 0, last: 3, attention: dsa, indexer: full, mlp: dense}]"},
+                    context);
+  spec.step.phase = trace::Phase::prefill;
+  spec.step.chunk_tokens = 128;
+  const auto r = sim::simulate(spec);
+  int prefetches = 0;
+  for (const auto& k : r.kernels) {
+    if (k.kind != "kv_prefetch") continue;
+    ++prefetches;
+    EXPECT_LE(double(k.bytes_read), double(context) * 7 * 128) << k.name;
+    EXPECT_GT(k.bytes_read, 0u) << k.name;
+  }
+  EXPECT_GT(prefetches, 0);
+}
