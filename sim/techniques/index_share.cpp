@@ -67,6 +67,34 @@ std::vector<trace::AccessRecord> distinct_row_gathers(const std::vector<trace::A
   return out;
 }
 
+// A layer's indexer cache as the scan sees it: a row of `entries` entries of `entry_bytes` a
+// sequence, scored in pages of `page` entries (the indexer's tile). `why` says what is missing when
+// it is not that (no emulated step, no such tensor, a size that is not batch x entries x bytes).
+struct CacheRows {
+  uint32_t tensor = UINT32_MAX;
+  uint64_t batch = 0, entry_bytes = 0, entries = 0, page = 0;
+  std::string why;
+};
+CacheRows cache_rows(const Workload& w, int layer, const TechniqueContext& ctx) {
+  CacheRows c;
+  const std::string name = "L" + std::to_string(layer) + ".indexer_cache";
+  for (const auto& t : w.tensors())
+    if (t.name == name) c.tensor = t.id;
+  if (!ctx.shape || !w.metadata().contains("step")) {
+    c.why = "no emulated step (a captured trace)";
+    return c;
+  }
+  c.batch = w.metadata()["step"].value("batch", uint64_t(1));
+  c.entry_bytes = ctx.shape->indexer.bytes_per_entry();
+  c.page = std::max<uint32_t>(2, ctx.shape->kernels.indexer_tile_tokens);
+  if (c.tensor == UINT32_MAX || c.batch == 0 || c.entry_bytes == 0 || w.tensors()[c.tensor].bytes % (c.batch * c.entry_bytes) != 0) {
+    c.why = "the first full layer's indexer cache is not batch x entries x entry bytes";
+    return c;
+  }
+  c.entries = w.tensors()[c.tensor].bytes / (c.batch * c.entry_bytes);
+  return c;
+}
+
 class IndexShare : public Technique {
  public:
   explicit IndexShare(const config::Node& n) {
@@ -111,7 +139,9 @@ class IndexShare : public Technique {
       if (first_full < 0 || k.rec.layer < first_full) first_full = k.rec.layer;
     }
     rep["full_layers"] = topk_of.size();
-    if (first_layer_sram_ && first_full >= 0) {
+    // The first full layer's index cache in the SRAM: whole where it fits; else, without an NPU
+    // share, the part that fits (pin_what_fits); the NPU's copy otherwise takes the SRAM.
+    if (first_layer_sram_ && first_full >= 0 && (npu_share_ > 0 || !pin_what_fits(w, first_full, ctx, rep))) {
       const std::string t = "L" + std::to_string(first_full) + ".indexer_cache";
       ctx.placement->pins[t] = first_layer_region_;
       rep["first_layer_pin"] = t;   // asked for; techniques.pins says whether it fitted
@@ -183,6 +213,7 @@ class IndexShare : public Technique {
   }
 
   void offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
+  bool pin_what_fits(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
 
   uint32_t group_ = 4, full_first_ = 1;
   bool overlap_ = true, first_layer_sram_ = false, compression_ = false;
@@ -192,6 +223,62 @@ class IndexShare : public Technique {
   std::string share_file_, share_key_;
 };
 
+// A first-layer cache larger than the SRAM (GLM-5 at 128K: 16.5 MiB of index against 12 MiB) is
+// pinned in part: the SRAM holds a copy of the first `head` entries of every page of
+// indexer_tile_tokens entries, the most that fits in whole placement pages, and the layer's scan
+// reads those from the copy and the rest from the cache in HBM (page_split.hpp: every CTA keeps
+// its share of both, as the NPU offload's cut does). False, changing nothing, when the whole cache
+// fits, the region's size is unknown, or the scan is not the page-aligned read the cut needs; the
+// caller then pins the whole cache (placement spills it with a warning if it does not fit).
+// The step's new entries are still appended to the HBM cache only.
+bool IndexShare::pin_what_fits(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
+  // Room: the region's whole capacity in placement pages (nothing else is pinned there; if something
+  // were, the copy would spill and warn like any pin).
+  const auto region = ctx.region_bytes.find(first_layer_region_);
+  const size_t v = w.find(layer, trace::KernelKind::indexer_score);
+  const CacheRows c = cache_rows(w, layer, ctx);
+  if (region == ctx.region_bytes.end() || !ctx.placement || v == Workload::npos || !c.why.empty()) return false;
+  const uint64_t page_bytes = std::max<uint64_t>(1, ctx.placement->page_bytes);
+  const auto pages = [&](uint64_t b) { return (b + page_bytes - 1) / page_bytes * page_bytes; };
+  const uint64_t room = region->second / page_bytes * page_bytes, bytes = w.tensors()[c.tensor].bytes;
+  if (pages(bytes) <= room) return false;
+  PageSplit cut{c.entry_bytes, c.page, 0, c.entries * c.entry_bytes};
+  // The largest head whose copy fits: start from the capacity's share of a page and step down.
+  cut.head = std::min<uint64_t>(c.page - 1, c.page * room / bytes);
+  while (cut.head > 0 && pages(c.batch * cut.copy_row_bytes()) > room) --cut.head;
+  if (cut.head == 0) return false;
+  const uint32_t cache = c.tensor;
+  const std::string cache_name = w.tensors()[cache].name;
+  std::vector<trace::AccessRecord> acc;
+  std::vector<size_t> on_copy;
+  for (const auto& a : w.kernels()[v].accesses) {
+    std::vector<trace::AccessRecord> h, t;
+    if (a.tensor == cache && !a.write && split_pages(a, cut, h, t)) {
+      for (size_t i = 0; i < h.size(); ++i) on_copy.push_back(acc.size() + i);
+      acc.insert(acc.end(), h.begin(), h.end());
+      acc.insert(acc.end(), t.begin(), t.end());
+    } else if (a.tensor == cache && !a.write) {
+      return false;  // a read of the cache the cut cannot follow: pin nothing in part
+    } else {
+      acc.push_back(a);
+    }
+  }
+  if (on_copy.empty()) return false;
+  trace::TensorRecord copy = w.tensors()[cache];
+  copy.name = cache_name + ".sram";
+  copy.bytes = c.batch * cut.copy_row_bytes();
+  const uint32_t id = w.add_tensor(copy);
+  for (size_t i : on_copy) acc[i].tensor = id;
+  w.kernels()[v].accesses = std::move(acc);
+  ctx.placement->pins[copy.name] = first_layer_region_;
+  rep["first_layer_pin"] = copy.name;   // techniques.pins says whether it fitted
+  rep["first_layer_pin_of"] = cache_name;
+  rep["first_layer_pin_page_entries"] = c.page;
+  rep["first_layer_pin_head_entries"] = cut.head;
+  rep["first_layer_pin_share"] = double(cut.head) / double(c.page);
+  return true;
+}
+
 void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
   auto& out = rep["npu_offload"];
   out["share_asked"] = npu_share_;
@@ -199,24 +286,20 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
     throw config::ConfigError(share_file_, share_key_, std::to_string(npu_share_),
                               "needs hardware with an NPU (an npu: section, e.g. configs/hardware/h200-npu.yaml)");
   const size_t v = w.find(layer, trace::KernelKind::indexer_score);
-  const auto& md = w.metadata();
-  if (v == Workload::npos || !ctx.shape || !md.contains("step")) {
+  if (v == Workload::npos || !ctx.shape) {
     out["skipped"] = "no emulated indexer scoring in the first full layer";
     return;
   }
-  const std::string cache_name = "L" + std::to_string(layer) + ".indexer_cache";
-  uint32_t cache = UINT32_MAX;
-  for (const auto& t : w.tensors())
-    if (t.name == cache_name) cache = t.id;
-  const trace::ModelShape& m = *ctx.shape;
-  const uint64_t batch = md["step"].value("batch", uint64_t(1));
-  const uint64_t eb = m.indexer.bytes_per_entry();
-  if (cache == UINT32_MAX || batch == 0 || eb == 0 || w.tensors()[cache].bytes % (batch * eb) != 0) {
-    out["skipped"] = "the first full layer's indexer cache is not batch x entries x entry bytes";
+  const CacheRows c = cache_rows(w, layer, ctx);
+  if (!c.why.empty()) {
+    out["skipped"] = c.why;
     return;
   }
-  const uint64_t cap = w.tensors()[cache].bytes / (batch * eb);
-  const uint64_t page = std::max<uint32_t>(2, m.kernels.indexer_tile_tokens);
+  const auto& md = w.metadata();
+  const trace::ModelShape& m = *ctx.shape;
+  const uint32_t cache = c.tensor;
+  const std::string cache_name = w.tensors()[cache].name;
+  const uint64_t batch = c.batch, eb = c.entry_bytes, cap = c.entries, page = c.page;
   const uint64_t head = std::clamp<uint64_t>(uint64_t(std::llround(npu_share_ * double(page))), 1, page - 1);
   // The NPU's copy of its entries of every sequence's cache (rows of cap entries); the logits rows
   // are cut in the same proportion.

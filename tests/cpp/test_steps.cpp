@@ -66,8 +66,11 @@ TEST(Steps, TheCachePolicyChangesTheSram) {
   const auto lru = sim::simulate(glm52(131072, {"techniques.placement.npu_cache_policy=lru"}));
   EXPECT_EQ(scratch.config["hardware"]["memory"]["sram"]["policy"], "scratchpad");
   EXPECT_EQ(lru.config["hardware"]["memory"]["sram"]["policy"], "lru");
-  // 16.5 MiB of first-layer index: no room in the 12 MiB scratchpad; a cache is a window on HBM.
-  EXPECT_FALSE(scratch.techniques["pins"][0]["placed"].get<bool>());
+  // 16.5 MiB of first-layer index: the 12 MiB scratchpad holds the part that fits (a copy of the
+  // first entries of every page); a cache is a window on HBM, so the whole cache is pinned to it.
+  EXPECT_EQ(scratch.techniques["pins"][0]["tensor"], "L0.indexer_cache.sram");
+  EXPECT_TRUE(scratch.techniques["pins"][0]["placed"].get<bool>());
+  EXPECT_EQ(lru.techniques["pins"][0]["tensor"], "L0.indexer_cache");
   EXPECT_TRUE(lru.techniques["pins"][0]["placed"].get<bool>());
   // A cyclic scan bigger than the cache: LRU evicts each line just before its next use, FIFO less
   // so across the hashed sets; steady state after two steps.
