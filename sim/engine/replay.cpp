@@ -326,7 +326,7 @@ ReplayOutput Engine::run() {
         end_kernel(e.kernel, now);
       } else {
         // Kernels that become ready at one instant with nothing running start one segment together
-        // (SegmentReuse::at_idle); with something running they join it one by one, as before.
+        // (SegmentReuse::at_idle); with something running, each joins the segment that runs.
         std::vector<uint32_t> ready{e.kernel};
         --pending_ready_;
         while (active_ == 0 && !q_.empty() && q_.top().t == now && q_.top().type == Ev::kernel_ready) {
