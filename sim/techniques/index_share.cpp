@@ -38,7 +38,8 @@ using trace::IndexerMode;
 // CTAs of one query tile share theirs (a record's cta_count), and a prefill chunk's queries select
 // mostly the same rows of the context. So the prefetch gathers the distinct rows of `gathers`, in
 // the order they first appear, `per_cta` to a CTA (as many as one attention CTA gathers), its CTAs
-// numbered from 0. A decode step at batch 1 repeats no row: its records come out as they went in.
+// numbered from 0. A decode step at batch 1 repeats no row: its splits' records come out as they
+// went in, and the grid is those CTAs only (the attention's other head blocks had no records).
 std::vector<trace::AccessRecord> distinct_row_gathers(const std::vector<trace::AccessRecord>& gathers) {
   using Key = std::tuple<uint32_t, uint64_t, uint32_t, uint64_t>;  // tensor, base, row bytes, pitch
   std::vector<Key> order;
