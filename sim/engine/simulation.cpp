@@ -283,8 +283,8 @@ RunResult simulate(const RunSpec& spec) {
   }
   Workload w(td.metadata, td.tensors, td.kernels, td.accesses);
   nlohmann::json report = nlohmann::json::object();
-  TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report, uint32_t(L.machine.processors.size()), {}};
-  for (const RegionInfo& r : L.regions) ctx.region_bytes[r.name] = r.capacity_bytes;
+  TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report, uint32_t(L.machine.processors.size()),
+                       &L.regions};
   L.techniques.transform(w, ctx);
   place_on_npu(w, L);
 

@@ -154,7 +154,7 @@ Placement place(const std::vector<trace::TensorRecord>& tensors, const std::vect
   for (size_t i = 0; i < regions.size(); ++i) budget[i] = regions[i].capacity_bytes;
   for (int r : primary) budget[r] = uint64_t(double(regions[r].capacity_bytes) * policy.hbm_budget_fraction);
 
-  auto pages = [&](uint64_t bytes) { return (bytes + policy.page_bytes - 1) / policy.page_bytes * policy.page_bytes; };
+  const auto pages = [&](uint64_t bytes) { return policy.allocated_bytes(bytes); };
   auto put = [&](const trace::TensorRecord& t, int r) {
     const uint64_t a = pages(std::max<uint64_t>(t.bytes, 1));
     pl.region_of[t.id] = uint32_t(r);

@@ -50,6 +50,8 @@ struct PlacementPolicy {
   double hbm_budget_fraction = 1.0;                // from the strategy table of the config
   std::map<std::string, double> strategy_fractions;  // the whole table: what another strategy would allow
   uint64_t page_bytes = 2u << 20;
+  // What placing `bytes` allocates: whole pages (page_bytes is a power of two, checked on loading).
+  uint64_t allocated_bytes(uint64_t bytes) const { return (bytes + page_bytes - 1) / page_bytes * page_bytes; }
   // The allocation granule the seeds' "automatic fallback" re-places with when fragmentation
   // exceeds its threshold (`fallback_page_bytes`): sub-allocation inside shared segments.
   uint64_t fallback_page_bytes = 512;

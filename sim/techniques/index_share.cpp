@@ -76,9 +76,12 @@ struct CacheRows {
   uint64_t batch = 0, entry_bytes = 0, entries = 0, page = 0;
   std::string why;
 };
+// The emulated trace's name of a layer's indexer cache.
+std::string indexer_cache_name(int layer) { return "L" + std::to_string(layer) + ".indexer_cache"; }
+
 CacheRows cache_rows(const Workload& w, int layer, const TechniqueContext& ctx) {
   CacheRows c;
-  const std::string name = "L" + std::to_string(layer) + ".indexer_cache";
+  const std::string name = indexer_cache_name(layer);
   for (const auto& t : w.tensors())
     if (t.name == name) c.tensor = t.id;
   if (!ctx.shape || !w.metadata().contains("step")) {
@@ -143,7 +146,7 @@ class IndexShare : public Technique {
     // The first full layer's index cache in the SRAM: whole where it fits; else, without an NPU
     // share, the part that fits (pin_what_fits); the NPU's copy otherwise takes the SRAM.
     if (first_layer_sram_ && first_full >= 0 && (npu_share_ > 0 || !pin_what_fits(w, first_full, ctx, rep))) {
-      const std::string t = "L" + std::to_string(first_full) + ".indexer_cache";
+      const std::string t = indexer_cache_name(first_full);
       ctx.placement->pins[t] = first_layer_region_;
       rep["first_layer_pin"] = t;   // asked for; techniques.pins says whether it fitted
     }
@@ -235,13 +238,16 @@ class IndexShare : public Technique {
 bool IndexShare::pin_what_fits(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
   // Room: the region's whole capacity in placement pages (nothing else is pinned there; if something
   // were, the copy would spill and warn like any pin).
-  const auto region = ctx.region_bytes.find(first_layer_region_);
+  const RegionInfo* region = nullptr;
+  if (ctx.regions)
+    for (const RegionInfo& r : *ctx.regions)
+      if (r.name == first_layer_region_) region = &r;
   const size_t v = w.find(layer, trace::KernelKind::indexer_score);
   const CacheRows c = cache_rows(w, layer, ctx);
-  if (region == ctx.region_bytes.end() || !ctx.placement || v == Workload::npos || !c.why.empty()) return false;
-  const uint64_t page_bytes = std::max<uint64_t>(1, ctx.placement->page_bytes);
-  const auto pages = [&](uint64_t b) { return (b + page_bytes - 1) / page_bytes * page_bytes; };
-  const uint64_t room = region->second / page_bytes * page_bytes, bytes = w.tensors()[c.tensor].bytes;
+  if (!region || !ctx.placement || v == Workload::npos || !c.why.empty()) return false;
+  const PlacementPolicy& policy = *ctx.placement;
+  const auto pages = [&](uint64_t b) { return policy.allocated_bytes(b); };
+  const uint64_t room = region->capacity_bytes / policy.page_bytes * policy.page_bytes, bytes = w.tensors()[c.tensor].bytes;
   if (pages(bytes) <= room) return false;
   PageSplit cut{c.entry_bytes, c.page, 0, c.entries * c.entry_bytes};
   // The largest head whose copy fits: start from the capacity's share of a page and step down.

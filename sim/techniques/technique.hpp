@@ -10,9 +10,9 @@
 // Techniques compose in a fixed pipeline order (see techniques.cpp) and record what they did.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,7 +29,7 @@ struct TechniqueContext {
   PlacementPolicy* placement = nullptr;
   nlohmann::json* report = nullptr;          // what the technique did, stored with the run
   uint32_t processors = 1;                   // the hardware's: 2 with an NPU (Workload::Kernel::processor)
-  std::map<std::string, uint64_t> region_bytes;  // each noc.regions row's capacity, by name (empty: unknown)
+  const std::vector<RegionInfo>* regions = nullptr;  // the placement's table (noc.regions); null: unknown
 };
 
 // New tokens a sequence appends in the step the trace metadata describes: its queries in decode,
