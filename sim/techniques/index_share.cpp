@@ -143,14 +143,19 @@ class IndexShare : public Technique {
       if (first_full < 0 || k.rec.layer < first_full) first_full = k.rec.layer;
     }
     rep["full_layers"] = topk_of.size();
-    // The first full layer's index cache in the SRAM: whole where it fits; else, without an NPU
-    // share, the part that fits (pin_what_fits); the NPU's copy otherwise takes the SRAM.
-    if (first_layer_sram_ && first_full >= 0 && (npu_share_ > 0 || !pin_what_fits(w, first_full, ctx, rep))) {
-      const std::string t = indexer_cache_name(first_full);
-      ctx.placement->pins[t] = first_layer_region_;
-      rep["first_layer_pin"] = t;   // asked for; techniques.pins says whether it fitted
+    // With an NPU share, the NPU's copy of its part of the first layer's index is pinned first.
+    const uint64_t npu_copy = npu_share_ > 0 && first_full >= 0 ? offload_first_layer(w, first_full, ctx, rep) : 0;
+    // The first full layer's index cache in the SRAM: whole where it fits (beside the NPU's copy, if
+    // any); else, without an NPU copy, the part that fits (pin_what_fits); with one, the SMs read
+    // their part from where placement puts it.
+    if (first_layer_sram_ && first_full >= 0) {
+      const bool whole = npu_copy > 0 ? fits_beside(w, first_full, npu_copy, ctx, rep) : !pin_what_fits(w, first_full, ctx, rep);
+      if (whole) {
+        const std::string t = indexer_cache_name(first_full);
+        ctx.placement->pins[t] = first_layer_region_;
+        rep["first_layer_pin"] = t;   // asked for; techniques.pins says whether it fitted
+      }
     }
-    if (npu_share_ > 0 && first_full >= 0) offload_first_layer(w, first_full, ctx, rep);
     if (compression_) {
       for (auto& k : w.kernels())
         if (!k.removed && k.rec.kind == trace::KernelKind::indexer_score && ctx.shape) {
@@ -216,8 +221,16 @@ class IndexShare : public Technique {
     rep["kv_prefetch_kernels"] = prefetches;
   }
 
-  void offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
+  // Returns the bytes of the NPU's copy it pinned (0: skipped, the report says why).
+  uint64_t offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
   bool pin_what_fits(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
+  bool fits_beside(const Workload& w, int layer, uint64_t copy_bytes, const TechniqueContext& ctx, nlohmann::json& rep) const;
+  const RegionInfo* first_region(const TechniqueContext& ctx) const {
+    if (ctx.regions)
+      for (const RegionInfo& r : *ctx.regions)
+        if (r.name == first_layer_region_) return &r;
+    return nullptr;
+  }
 
   uint32_t group_ = 4, full_first_ = 1;
   bool overlap_ = true, first_layer_sram_ = false, compression_ = false;
@@ -238,10 +251,7 @@ class IndexShare : public Technique {
 bool IndexShare::pin_what_fits(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
   // Room: the region's whole capacity in placement pages (nothing else is pinned there; if something
   // were, the copy would spill and warn like any pin).
-  const RegionInfo* region = nullptr;
-  if (ctx.regions)
-    for (const RegionInfo& r : *ctx.regions)
-      if (r.name == first_layer_region_) region = &r;
+  const RegionInfo* region = first_region(ctx);
   const size_t v = w.find(layer, trace::KernelKind::indexer_score);
   const CacheRows c = cache_rows(w, layer, ctx);
   if (!region || !ctx.placement || v == Workload::npos || !c.why.empty()) return false;
@@ -286,7 +296,25 @@ bool IndexShare::pin_what_fits(Workload& w, int layer, const TechniqueContext& c
   return true;
 }
 
-void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
+// With the NPU's copy in the region, the whole cache is pinned beside it only if both fit in whole
+// placement pages (the region's size unknown: asked, as before, and placement says). Otherwise the
+// SMs' part stays where placement puts it: asking would only spill the pin and warn.
+bool IndexShare::fits_beside(const Workload& w, int layer, uint64_t copy_bytes, const TechniqueContext& ctx,
+                             nlohmann::json& rep) const {
+  const RegionInfo* region = first_region(ctx);
+  const CacheRows c = cache_rows(w, layer, ctx);
+  if (!region || !ctx.placement || !c.why.empty()) return true;
+  const PlacementPolicy& policy = *ctx.placement;
+  const uint64_t room = region->capacity_bytes / policy.page_bytes * policy.page_bytes;
+  const uint64_t whole = policy.allocated_bytes(w.tensors()[c.tensor].bytes), copy = policy.allocated_bytes(copy_bytes);
+  if (whole + copy <= room) return true;
+  rep["first_layer_pin_not_asked"] = "the whole cache (" + std::to_string(whole) + " B) does not fit beside the NPU's copy (" +
+                                     std::to_string(copy) + " B) in " + first_layer_region_ + " (" + std::to_string(room) +
+                                     " B): the SMs read their part from where placement puts it";
+  return false;
+}
+
+uint64_t IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
   auto& out = rep["npu_offload"];
   out["share_asked"] = npu_share_;
   if (ctx.processors < 2)
@@ -295,12 +323,12 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
   const size_t v = w.find(layer, trace::KernelKind::indexer_score);
   if (v == Workload::npos || !ctx.shape) {
     out["skipped"] = "no emulated indexer scoring in the first full layer";
-    return;
+    return 0;
   }
   const CacheRows c = cache_rows(w, layer, ctx);
   if (!c.why.empty()) {
     out["skipped"] = c.why;
-    return;
+    return 0;
   }
   const auto& md = w.metadata();
   const trace::ModelShape& m = *ctx.shape;
@@ -338,7 +366,7 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
   }
   if (npu_bytes == 0 || all_bytes == 0) {
     out["skipped"] = "the scoring kernel's scan is not a page-aligned strided read";
-    return;
+    return 0;
   }
   trace::TensorRecord copy = w.tensors()[cache];
   copy.name = cache_name + ".npu";
@@ -376,6 +404,7 @@ void IndexShare::offload_first_layer(Workload& w, int layer, const TechniqueCont
   out["shared_bytes"] = shared_bytes;  // read by both parts (the queries)
   out["share"] = f;
   out["npu_copy"] = copy.name;   // pinned to first_layer_region; techniques.pins says whether it fitted
+  return copy.bytes;
 }
 
 }  // namespace

@@ -322,6 +322,30 @@ TEST(NpuOffload, TheNpuTakesItsShareOfTheFirstLayersIndexBytesOffHbm) {
   EXPECT_NEAR(npu_flops / (npu_flops + gpu_flops), moved / scan, 1e-9);
 }
 
+TEST(NpuOffload, TheWholeFirstLayerCacheIsPinnedBesideTheNpuCopyOnlyWhereBothFit) {
+  // The SRAM (12 MiB, 2 MiB placement pages) takes the NPU's copy (26 of every 64 entries, 132 B
+  // an entry) and, where it fits beside it in whole pages, the whole cache for the SMs' part. At 16K
+  // both fit (2.1 + 0.9 MB). At 128K the cache (17.3 MB, 9 pages) cannot sit beside the copy (7.0 MB,
+  // 4 pages): it is not asked for, so nothing spills and nothing warns; the SMs read their part from
+  // the HBM as they would from a spilled pin.
+  const auto small = sim::simulate(glm52("h200-npu", "indexshare-npu"));
+  ASSERT_EQ(small.techniques.at("pins").size(), 2u) << small.techniques.dump();
+  for (const auto& p : small.techniques["pins"]) EXPECT_TRUE(p.at("placed").get<bool>()) << p.dump();
+  EXPECT_EQ(small.techniques["report"]["index_share"].at("first_layer_pin").get<std::string>(), "L0.indexer_cache");
+
+  const auto big = sim::simulate(test::four_layer_glm52("h200-npu", "indexshare-npu", 131072));
+  const auto& pins = big.techniques.at("pins");
+  ASSERT_EQ(pins.size(), 1u) << pins.dump();
+  EXPECT_EQ(pins[0].at("tensor").get<std::string>(), "L0.indexer_cache.npu");
+  EXPECT_TRUE(pins[0].at("placed").get<bool>());
+  EXPECT_EQ(pins[0].at("bytes").get<uint64_t>(), 131072 / 64 * 26 * 132);
+  const auto& rep = big.techniques["report"]["index_share"];
+  EXPECT_FALSE(rep.contains("first_layer_pin")) << rep.dump();
+  EXPECT_NE(rep.at("first_layer_pin_not_asked").get<std::string>().find("does not fit beside"), std::string::npos);
+  EXPECT_TRUE(big.warnings.empty()) << big.warnings[0];
+  EXPECT_EQ(big.get_metric("pins_not_placed"), 0.0);
+}
+
 TEST(NpuOffload, KernelKindsArePlacedOnTheNpuByName) {
   const auto r = sim::simulate(glm52("h200-npu", "baseline", {"techniques.placement.npu_kernels=[topk]"}));
   uint64_t topk = 0, on_npu = 0;
