@@ -218,6 +218,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
       ++write_hits_;
     }
     Line& l = lines_[found];
+    dirtied_ += uint64_t(__builtin_popcount(pc.mask & ~l.dirty)) * p_.sector_B;
     l.valid |= pc.mask;
     l.dirty |= pc.mask;
     (near ? near_ : far_)++;
@@ -378,6 +379,10 @@ void L2Cache::report(StatSink& sink, const std::string& c) const {
   sink.ratio(c, "read_hit_rate", {"read_hits"}, {"read_hits", "read_misses", "merged_misses"},
              "read line accesses that hit");
   sink.add(c, "writebacks", static_cast<double>(writebacks_), "count", "dirty sector runs written downstream");
+  // Every sector made dirty is written downstream once, now or later (in a later step if it is still
+  // dirty when the step ends): the step's write traffic in steady state, whatever the L2 held before.
+  sink.add(c, "bytes_dirtied", static_cast<double>(dirtied_), "bytes",
+           "bytes of clean or absent sectors that writes made dirty: written back sooner or later");
   sink.add(c, "fills", static_cast<double>(fills_), "count", "sector runs read downstream");
   sink.add(c, "near_accesses", static_cast<double>(near_), "count", "accesses to a slice in the requester's partition");
   sink.add(c, "far_accesses", static_cast<double>(far_), "count", "accesses to a slice in another partition");

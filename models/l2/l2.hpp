@@ -134,7 +134,7 @@ class L2Cache : public FrontDevice {
   bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;
   uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
-  uint64_t writebacks_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
+  uint64_t writebacks_ = 0, dirtied_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
   TagCounters by_tag_;  // reads by what they are: bytes asked for, bytes hit
 };
 

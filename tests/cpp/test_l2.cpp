@@ -105,6 +105,23 @@ TEST(L2Cache, WritesAllocateWithoutFetchAndDirtyVictimsAreWrittenBack) {
   EXPECT_EQ(rig.stat("write_misses"), 3);
 }
 
+TEST(L2Cache, BytesDirtiedCountsSectorsThatBecomeDirtyWhenEverTheyAreWrittenBack) {
+  // bytes_dirtied = sector_B x (clean or absent sectors a write makes dirty); a rewrite of a dirty
+  // sector adds nothing, and neither does its writeback. Conserved: every such byte is written
+  // downstream once, in this step or a later one.
+  Rig rig(small(1, 2, 1));
+  rig.write(1, 0, 64, 0);                 // sectors 0, 1 of line 0: 64 B
+  rig.write(2, 32, 64, 1000 * T);         // sector 1 again (dirty) and sector 2: 32 B more
+  EXPECT_EQ(rig.stat("bytes_dirtied"), 96);
+  EXPECT_EQ(rig.stat("writebacks"), 0);   // nothing written back yet
+  rig.read(3, 1 * 128, 32, 2000 * T);
+  rig.read(4, 2 * 128, 32, 3000 * T);     // evicts line 0: one 96 B run written back
+  EXPECT_EQ(rig.mem->bytes_written, 96u);
+  EXPECT_EQ(rig.stat("bytes_dirtied"), 96);
+  rig.write(5, 0, 32, 4000 * T);          // line 0 again, clean after its writeback: 32 B more
+  EXPECT_EQ(rig.stat("bytes_dirtied"), 128);
+}
+
 TEST(L2Cache, ReplacementIsLeastRecentlyUsed) {
   Rig rig(small(1, 2, 1));
   Tick t = 0;
