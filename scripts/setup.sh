@@ -7,7 +7,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 DEB_PACKAGES=(build-essential cmake ninja-build pkg-config git
-  libsystemc-dev libboost-graph-dev libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
+  libsystemc-dev libboost-graph-dev libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev libcli11-dev
   libgtest-dev libbenchmark-dev pybind11-dev python3-dev python3-pip python3-venv
   clang libclang-rt-dev)   # clang + libFuzzer: the fuzz targets (scripts/fuzz.sh)
 missing=()

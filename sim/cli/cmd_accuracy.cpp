@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/functional/accuracy.hpp"
 
@@ -17,18 +18,17 @@ namespace {
 using namespace indexsim::sim::functional;
 
 int cmd_accuracy(const indexsim::cli::Args& args) {
-  indexsim::cli::ArgParser ap(args);
-  if (ap.flag("--help")) {
-    std::cout << "usage: indexsim accuracy [--fixture DIR] [--json] [--k K]... [--score dot|relu] [--queries N] [--random SEED]\n"
-                 "  --fixture DIR   vector fixture (default: tests/data/vectors of the source tree)\n"
-                 "  --k K           a top-k budget for recall (repeatable; default 64 256 2048)\n"
-                 "  --score MODE    dot: q·k over the 4 heads (default); relu: sum over heads of ReLU(q_h·k_h)\n"
-                 "  --queries N     use N of the fixture's queries per layer, evenly spaced (quicker)\n"
-                 "  --random SEED   Gaussian vectors of the fixture's shape instead of the real ones (an extra case)\n";
-    return 0;
-  }
+  indexsim::cli::Cli ap("accuracy", "What each indexer-cache technique costs in accuracy on the real-vector fixture: key and\n"
+                                    "score cosine retention, top-k recall against the exact indexer.");
+  ap.option("--fixture DIR", "vector fixture (default: tests/data/vectors of the source tree)")
+      .flag("--json", "print JSON instead of a table")
+      .repeated("--k K", "a top-k budget for recall (default 64 256 2048)")
+      .option("--score dot|relu", "dot: q.k over the 4 heads (default); relu: sum over heads of ReLU(q_h.k_h)")
+      .option("--queries N", "use N of the fixture's queries per layer, evenly spaced (quicker)")
+      .option("--random SEED", "Gaussian vectors of the fixture's shape instead of the real ones (an extra case)");
+  if (!ap.parse(args)) return 0;
   const std::string dir = ap.value("--fixture", default_fixture_dir());
-  const bool json = ap.flag("--json");
+  const bool json = ap.has("--json");
   EvalOptions opt;
   const std::vector<std::string> ks = ap.values("--k");
   if (!ks.empty()) {
@@ -53,7 +53,6 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
   const bool random = ap.has("--random");
   const uint64_t seed = ap.u64("--random", 0);
   const uint64_t queries = ap.u64("--queries", 0);
-  ap.finish();
 
   VectorSet v = load_fixture(dir);
   if (random) v = random_vectors(v.layers, v.tokens, v.queries, v.dim, v.heads, seed);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `indexsim bench memory`: a closed-loop load on one memory target of a hardware preset, from a
 // synthetic pattern or replayed from a DRAMsim3, Ramulator 2 or DRAMSys memory trace.
+#include "sim/cli/cli.hpp"
 #include "sim/cli/cmd_bench.hpp"
 #include "traces/generators/collective_kernels.hpp"
 #include "sim/core/config_load.hpp"
@@ -32,48 +33,56 @@ std::vector<BenchSubcommand>& table() {
   return t;
 }
 
-const char* kMemoryUsage =
-    "usage: indexsim bench memory --hardware NAME|FILE --pattern stream|random|mix|pointer-chase\n"
-    "         [--target REGION|l2|system] [--requests N] [--requesters N] [--outstanding N]\n"
-    "         [--bytes B] [--footprint-MiB F] [--write-fraction W] [--seed S] [--set hardware.K=V]... [--json]\n"
-    "         [--engine native|systemc]\n"
-    "       indexsim bench memory --hardware NAME|FILE --trace FILE\n"
-    "         --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys [--back-to-back]\n"
-    "         [--trace-clock-MHz F] [--target T] [--requesters N] [--outstanding N] [--bytes B]\n"
-    "         [--set hardware.K=V]... [--json]\n"
-    "  A trace's time stamps are honoured (cycles at --trace-clock-MHz, by default the target memory's\n"
-    "  clock_MHz) unless --back-to-back: then requesters x outstanding slots issue it as fast as the\n"
-    "  memory accepts. --bytes sizes each request (dramsys lines may give their own `(N)`).\n"
-    "  --engine systemc: a pattern's requests go through a TLM-2.0 initiator (approximately timed)\n"
-    "  into the target's SystemC face, run by the SystemC kernel; the figures are the native loop's\n"
-    "  (default: native), the wall time is the kernel's\n";
+const char* kMemoryFooter =
+    "Give --pattern or --trace (with --format). A trace's time stamps are honoured (cycles at\n"
+    "--trace-clock-MHz, by default the target memory's clock_MHz) unless --back-to-back: then requesters x\n"
+    "outstanding slots issue it as fast as the memory accepts. --bytes sizes each request (dramsys lines\n"
+    "may give their own `(N)`). --engine systemc: a pattern's requests go through a TLM-2.0 initiator\n"
+    "(approximately timed) into the target's SystemC face, run by the SystemC kernel; the figures are the\n"
+    "native loop's, the wall time is the kernel's.";
 
 int bench_memory(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kMemoryUsage;
-    return 0;
-  }
+  Cli ap("bench memory", "A load pattern or a memory trace on one memory target: bandwidth, latency, row hits, speed.",
+         kMemoryFooter);
+  ap.option("--hardware NAME|FILE", "hardware preset or YAML file", true)
+      .option("--pattern stream|random|mix|pointer-chase", "a synthetic load")
+      .option("--trace FILE", "a memory trace instead (--format)")
+      .option("--format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys", "the trace's format")
+      .flag("--back-to-back", "a trace's requests as fast as the memory accepts, not at their time stamps")
+      .option("--trace-clock-MHz F", "the clock of a trace's cycle stamps (default: the target's)")
+      .option("--target REGION|l2|system", "the memory unit (default: the first region of the address map)")
+      .option("--requests N", "a pattern's requests (default 1000000)")
+      .option("--requesters N", "issuing slots' owners (default 132)")
+      .option("--outstanding N", "requests in flight per requester (default 64)")
+      .option("--bytes B", "bytes a request (default 64)")
+      .option("--footprint-MiB F", "a pattern's address range (default: the target's capacity)")
+      .option("--write-fraction W", "share of writes, 0 to 1 (default 0; mix: 1/3)")
+      .option("--seed S", "a pattern's seed (default 1)")
+      .repeated("--set K=V", "hardware.K=V: override one hardware key")
+      .flag("--json", "print JSON")
+      .option("--engine native|systemc", "the loop that drives the target (default native)");
+  if (!ap.parse(args)) return 0;
   const std::string hw = ap.value("--hardware");
-  if (hw.empty()) throw std::invalid_argument(std::string("--hardware is required\n") + kMemoryUsage);
   const std::string trace_file = ap.value("--trace");
   const bool trace_mode = !trace_file.empty();
   const std::string pattern_s = ap.value("--pattern");
   if (trace_mode && !pattern_s.empty()) throw std::invalid_argument("--pattern and --trace exclude each other");
-  if (!trace_mode && pattern_s.empty()) throw std::invalid_argument(std::string("--pattern or --trace is required\n") + kMemoryUsage);
+  if (!trace_mode && pattern_s.empty()) throw std::invalid_argument("--pattern or --trace is required (indexsim bench memory --help)");
   sim::BenchSpec spec;
   sim::TraceReplaySpec tspec;
   sim::memtrace::Format format = sim::memtrace::Format::DramSim3;
   double trace_clock_MHz = 0;
   if (trace_mode) {
     const std::string f = ap.value("--format");
-    if (f.empty()) throw std::invalid_argument(std::string("--trace needs --format\n") + kMemoryUsage);
+    if (f.empty()) throw std::invalid_argument("--trace needs --format (indexsim bench memory --help)");
     format = sim::memtrace::parse_format(f);
-    tspec.back_to_back = ap.flag("--back-to-back");
+    tspec.back_to_back = ap.has("--back-to-back");
     trace_clock_MHz = ap.f64("--trace-clock-MHz", 0);
     for (const char* o : {"--requests", "--footprint-MiB", "--write-fraction", "--seed"})
       if (ap.has(o)) throw std::invalid_argument(std::string(o) + " applies to --pattern, not to --trace");
   } else {
+    for (const char* o : {"--format", "--back-to-back", "--trace-clock-MHz"})
+      if (ap.has(o)) throw std::invalid_argument(std::string(o) + " applies to --trace, not to --pattern");
     spec.pattern = sim::parse_bench_pattern(pattern_s);
     spec.requests = ap.u64("--requests", 1000000);
     if (spec.requests == 0) throw std::invalid_argument("--requests = 0: must be >= 1");
@@ -88,12 +97,11 @@ int bench_memory(const Args& args) {
   spec.bytes = ap.u32("--bytes", 64);
   const double footprint_MiB = trace_mode ? 0 : ap.f64("--footprint-MiB", 0);
   const auto sets = ap.values("--set");
-  const bool json = ap.flag("--json");
+  const bool json = ap.has("--json");
   const std::string engine = ap.value("--engine", "native");
   if (engine != "native" && engine != "systemc")
     throw std::invalid_argument("--engine must be native or systemc, not '" + engine + "'");
   if (engine == "systemc" && trace_mode) throw std::invalid_argument("--engine systemc runs --pattern loads, not --trace");
-  ap.finish();
   if (spec.write_fraction < 0 || spec.write_fraction > 1) throw std::invalid_argument("--write-fraction must be in [0, 1]");
 
   sim::require_prefix(sets, {"hardware"}, "bench memory");

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "sim/cli/cli.hpp"
 #include "sim/cli/cmd_bench.hpp"
 #include "sim/core/config_load.hpp"
 #include "sim/validation/kernel_bench.hpp"
@@ -15,15 +16,12 @@ namespace indexsim::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: indexsim bench collective --hardware NAME|FILE --op OP --gpus G\n"
-    "         (--bytes N | --min-bytes A --max-bytes B [--factor F])\n"
-    "         [--tokens T --hidden H --topk K --experts E [--skew S]]   (dispatch, combine)\n"
-    "         [--set hardware.K=V]... [--detailed] [--json]\n"
-    "  OP: all_reduce, all_gather, reduce_scatter, alltoall (NCCL), dispatch, combine (DeepEP intranode)\n"
-    "  sizes are nccl-tests' (the whole buffer); busbw = algbw x 2(n-1)/n (all_reduce) or (n-1)/n.\n"
-    "  Pin NCCL's choice with --set collectives.algorithm=ring|tree|nvls, collectives.protocol=ll|ll128|simple.\n"
-    "  e.g. indexsim bench collective --hardware h100 --op all_reduce --gpus 8 --min-bytes 1K --max-bytes 1G\n";
+const char* kFooter =
+    "OP: all_reduce, all_gather, reduce_scatter, alltoall (NCCL), dispatch, combine (DeepEP intranode).\n"
+    "Sizes are nccl-tests' (the whole buffer; K, M, G suffixes); busbw = algbw x 2(n-1)/n (all_reduce)\n"
+    "or (n-1)/n. Pin NCCL's choice with --set collectives.algorithm=ring|tree|nvls,\n"
+    "collectives.protocol=ll|ll128|simple.\n"
+    "e.g. indexsim bench collective --hardware h100 --op all_reduce --gpus 8 --min-bytes 1K --max-bytes 1G";
 
 uint64_t parse_size(const std::string& flag, const std::string& text) {
   // nccl-tests' suffixes: K, M, G (powers of 1024).
@@ -47,23 +45,40 @@ uint64_t parse_size(const std::string& flag, const std::string& text) {
 }
 
 int bench_collective(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Cli ap("bench collective", "A collective (NCCL, DeepEP) over message sizes, in nccl-tests' layout; one GPU simulated, its\n"
+                             "peers symmetric.", kFooter);
+  ap.option("--hardware NAME|FILE", "hardware preset or YAML file", true)
+      .option("--op OP", "the collective (below)", true)
+      .option("--gpus G", "GPUs taking part", true)
+      .option("--bytes N", "one size")
+      .option("--min-bytes A", "smallest size of a sweep (default 1K)")
+      .option("--max-bytes B", "largest size of a sweep (default 1G)")
+      .option("--factor F", "a sweep's step, above 1 (default 2)")
+      .option("--tokens T", "dispatch, combine: tokens a rank sends")
+      .option("--hidden H", "dispatch, combine: hidden size")
+      .option("--topk K", "dispatch, combine: experts a token goes to")
+      .option("--experts E", "dispatch, combine: routed experts")
+      .option("--skew S", "dispatch, combine: routing skew (0: uniform)")
+      .repeated("--set K=V", "hardware.K=V: override one hardware key")
+      .flag("--detailed", "the detailed mode (default: fast)")
+      .flag("--json", "print JSON");
+  if (!ap.parse(args)) return 0;
   const std::string hardware = ap.value("--hardware");
   std::string op = ap.value("--op");
-  if (hardware.empty() || op.empty()) throw std::invalid_argument(std::string("--hardware and --op are required\n") + kUsage);
+  if (hardware.empty() || op.empty()) throw std::invalid_argument("--hardware and --op are required (indexsim bench collective --help)");
   if (op == "alltoall") op = "all_to_all";
   if (op == "dispatch" || op == "combine") op = "ep_" + op;
   const std::string gpus = ap.value("--gpus");
-  if (gpus.empty()) throw std::invalid_argument(std::string("--gpus is required\n") + kUsage);
+  if (gpus.empty()) throw std::invalid_argument("--gpus is required (indexsim bench collective --help)");
   auto sets = ap.values("--set");
   sim::require_prefix(sets, {"hardware"}, "bench collective");
-  const bool fast = !ap.flag("--detailed");
-  const bool json = ap.flag("--json");
+  const bool fast = !ap.has("--detailed");
+  const bool json = ap.has("--json");
   const bool ep = op == "ep_dispatch" || op == "ep_combine";
+  // The other kind's options are refused, not ignored.
+  for (const char* o : ep ? std::vector<const char*>{"--bytes", "--min-bytes", "--max-bytes", "--factor"}
+                          : std::vector<const char*>{"--tokens", "--hidden", "--topk", "--experts", "--skew"})
+    if (ap.has(o)) throw std::invalid_argument(std::string(o) + (ep ? " applies to NCCL collectives, not to " : " applies to dispatch and combine, not to ") + op);
   std::vector<uint64_t> sizes;
   std::string ep_keys;
   if (ep) {
@@ -80,7 +95,6 @@ int bench_collective(const Args& args) {
     if (hi < lo) throw std::invalid_argument("--max-bytes is below --min-bytes");
     for (double s = double(lo); s <= double(hi) * (1 + 1e-9); s *= f) sizes.push_back(uint64_t(s));
   }
-  ap.finish();
 
   // Every case is read (and checked) before anything is printed.
   std::vector<sim::KernelCase> kcs;

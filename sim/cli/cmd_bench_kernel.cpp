@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "sim/cli/cli.hpp"
 #include "sim/cli/cmd_bench.hpp"
 #include "sim/cli/report.hpp"
 #include "sim/engine/simulation.hpp"
@@ -16,36 +17,34 @@ namespace indexsim::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: indexsim bench kernel --hardware NAME|FILE KERNEL [--SHAPE-KEY VALUE]...\n"
-    "         [--set hardware.K=V]... [--fast] [--json] [--timeline FILE]\n"
-    "  e.g. indexsim bench kernel --hardware h800 gemm --m 64 --n 2112 --k 7168 --dtype fp8\n"
-    "  kernels and their shape keys (the keys of a validation case's shape: mapping):\n";
-
 int bench_kernel(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kUsage << sim::kernel_case_usage();
-    return 0;
-  }
+  Cli ap("bench kernel", "One emulated kernel on a hardware preset: its time, roofline and achieved rate.\n"
+                         "usage: indexsim bench kernel --hardware NAME|FILE KERNEL [--SHAPE-KEY VALUE]...\n"
+                         "e.g. indexsim bench kernel --hardware h800 gemm --m 64 --n 2112 --k 7168 --dtype fp8");
+  ap.option("--hardware NAME|FILE", "hardware preset or YAML file", true)
+      .repeated("--set K=V", "hardware.K=V: override one hardware key")
+      .flag("--fast", "the fast mode (sampled waves)")
+      .option("--timeline FILE", "write a trace-event timeline")
+      .flag("--json", "print the run as JSON")
+      .free_options("KERNEL and its shape keys (--KEY VALUE: the keys of a validation case's shape: mapping):\n" +
+                    sim::kernel_case_usage());
+  if (!ap.parse(args)) return 0;
   const std::string hardware = ap.value("--hardware");
-  if (hardware.empty()) throw std::invalid_argument(std::string("--hardware is required\n") + kUsage + sim::kernel_case_usage());
   auto sets = ap.values("--set");
   sim::require_prefix(sets, {"hardware"}, "bench kernel");
-  const bool fast = ap.flag("--fast");
+  const bool fast = ap.has("--fast");
   const std::string timeline = ap.value("--timeline");
-  const bool json = ap.flag("--json");
+  const bool json = ap.has("--json");
   // Every other `--key value` is a shape key: read as a YAML mapping, so the flags and a validation
   // case's shape: go through one reader with the same checks.
   std::string yaml;
-  for (auto [key, value] : ap.options()) {
+  for (auto [key, value] : ap.free()) {
     std::replace(key.begin(), key.end(), '-', '_');
     yaml += key + ": " + value + "\n";
   }
-  const std::vector<std::string> pos = ap.positional();
-  ap.finish();
+  const std::vector<std::string>& pos = ap.positional();
   if (pos.size() != 1)
-    throw std::invalid_argument(std::string("name one kernel\n") + kUsage + sim::kernel_case_usage());
+    throw std::invalid_argument("name one kernel (indexsim bench kernel --help)");
   auto doc = config::Document::load_string(yaml.empty() ? "{}" : yaml, "bench kernel flags");
   const sim::KernelCase kc = sim::read_kernel_case(pos[0], doc->root());
   doc->check_unused();

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 
+#include "sim/cli/cli.hpp"
 #include "sim/cli/cmd_bench.hpp"
 #include "sim/core/version.hpp"
 #include "sim/engine/prefill.hpp"
@@ -17,12 +18,6 @@
 namespace indexsim::cli {
 
 namespace {
-
-const char* kUsage =
-    "usage: indexsim bench speed [--repeat N] [--only NAME] [--list]\n"
-    "  the fixed runs below, N times each, interleaved (run 1 of every case, then run 2, ...);\n"
-    "  prints the median wall per case, and a sampled case's simulated time against its reference\n"
-    "  (vs_all) when both ran\n";
 
 struct Case {
   std::string name, what;
@@ -69,15 +64,16 @@ std::vector<Case> cases() {
 }
 
 int bench_speed(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Cli ap("bench speed", "The simulator's own speed: fixed runs, N times each, interleaved (run 1 of every case, then run\n"
+                        "2, ...); the median wall per case, and a sampled case's simulated time against its reference\n"
+                        "(vs_all) when both ran.");
+  ap.option("--repeat N", "runs of each case (default 3)")
+      .option("--only NAME", "only this case")
+      .flag("--list", "list the cases");
+  if (!ap.parse(args)) return 0;
   const uint64_t repeat = ap.u64("--repeat", 3);
   const std::string only = ap.value("--only");
-  const bool list = ap.flag("--list");
-  ap.finish();
+  const bool list = ap.has("--list");
   if (repeat == 0) throw std::invalid_argument("--repeat 0: at least one run");
   std::vector<Case> all = cases();
   if (list) {

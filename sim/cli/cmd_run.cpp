@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "models/common/output_file.hpp"
+#include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
 #include "sim/core/progress.hpp"
@@ -17,39 +18,56 @@ namespace indexsim::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: indexsim run --hardware NAME|FILE (--workload NAME|FILE [--phase decode|prefill|chunk] [--context N]\n"
-    "         [--batch B] [--queries Q] [--chunk N] [--sampled-chunks K] [--refine-percent P]\n"
-    "         [--max-simulated-chunks M] [--jobs J] [--seed S] | --trace FILE)\n"
-    "         [--techniques NAME|FILE] [--set hardware.K=V|workload.K=V|techniques.K=V|step.K=V]... [--fast]\n"
-    "         [--no-reuse | --warm-reuse] [--steps N] [--json] [--kernels] [--timeline FILE] [--db FILE] [--progress]\n"
-    "         [--max-line-requests N]\n"
-    "  --phase decode: one decode step; chunk: one prefill chunk of --chunk tokens ending at --context;\n"
-    "  prefill: the whole prefill of --context tokens in chunks of --chunk (time to first token), K chunks\n"
-    "  simulated at spread positions and the rest interpolated between them (--sampled-chunks, default 4;\n"
-    "  0: every chunk); where a simulated chunk lies off the line through its neighbours by enough to\n"
-    "  move the time to first token by P % (--refine-percent, default 0.5), the chunks midway on both\n"
-    "  sides are simulated too, up to M in all\n"
-    "  (--max-simulated-chunks, default 16); J of them at once on J threads (--jobs, default 1; the\n"
-    "  result does not depend on J)\n"
-    "  --warm-reuse: a repeated segment takes its figures from its second simulated occurrence, not its\n"
-    "  first (which ran on a cold L2): component counters and hit rates as without reuse, about 1.6x the\n"
-    "  wall time of a decode step\n"
-    "  --steps N: the decode step N times in a row on one hardware state (L2, SRAM and DRAM carried over);\n"
-    "  the result is the last step's, its hit rates its own (step_time_first, step_time_mean beside it)\n"
-    "  --max-line-requests N: the work budget, line requests a run's kernels may ask for (default 1e11,\n"
-    "  about a day of detailed simulation; 0: none); a run over it is refused before it starts\n";
+const char* kFooter =
+    "--phase decode: one decode step; chunk: one prefill chunk of --chunk tokens ending at --context;\n"
+    "prefill: the whole prefill of --context tokens in chunks of --chunk (time to first token), K chunks\n"
+    "simulated at spread positions and the rest interpolated between them (--sampled-chunks); where a\n"
+    "simulated chunk lies off the line through its neighbours by enough to move the time to first token\n"
+    "by P % (--refine-percent), the chunks midway on both sides are simulated too, up to M in all\n"
+    "(--max-simulated-chunks); J of them at once on J threads (--jobs; the result does not depend on J).\n"
+    "Give exactly one of --workload and --trace.";
+
+void declare(Cli& cli) {
+  const sim::PrefillSpec p;  // the whole prefill's defaults live with it
+  cli.option("--hardware NAME|FILE", "hardware preset (configs/hardware/) or YAML file", true)
+      .option("--workload NAME|FILE", "workload preset (configs/workloads/) or YAML file: an emulated step")
+      .option("--trace FILE", "a trace (.itr) to replay instead of a workload")
+      .option("--phase decode|prefill|chunk", "decode (default): one step; chunk: one prefill chunk; prefill: the whole prefill")
+      .option("--context N", "tokens of context (a chunk: where it ends)")
+      .option("--batch B", "sequences in the step")
+      .option("--queries Q", "new tokens a sequence in a decode step (MTP: more than 1)")
+      .option("--chunk N", "prefill chunk, tokens")
+      .option("--sampled-chunks K", "--phase prefill: chunks simulated (default " + std::to_string(p.sampled_chunks) + "; 0: every chunk)")
+      .option("--refine-percent P", "--phase prefill: refine where a chunk moves the TTFT by P % (default " +
+                                        std::to_string(100 * p.refine_tolerance).substr(0, 3) + ")")
+      .option("--max-simulated-chunks M", "--phase prefill: at most M chunks simulated (default " +
+                                              std::to_string(p.max_simulated_chunks) + ")")
+      .option("--jobs J", "--phase prefill: chunks simulated at once, 1 to 256 (default 1)")
+      .option("--seed S", "the emulated step's seed (top-k draws, routing)")
+      .option("--techniques NAME|FILE", "technique preset (configs/techniques/) or YAML file (default baseline)")
+      .repeated("--set K=V", "override one key: hardware.K=V, workload.K=V, techniques.K=V or step.K=V")
+      .flag("--fast", "the fast mode (sampled waves, coarse requests; README \"Timing model\")")
+      .flag("--no-reuse", "simulate every kernel, even a segment that repeats an earlier one")
+      .flag("--warm-reuse", "a repeated segment takes its figures from its second simulated occurrence (warm L2), ~1.6x wall")
+      .option("--steps N", "the decode step N times on one hardware state (1-1000); the result is the last step's")
+      .option("--max-line-requests N", "work budget: line requests a run may ask for (default 1e11, about a day; 0: none)")
+      .flag("--json", "print the result as JSON")
+      .flag("--kernels", "list every kernel in the result")
+      .option("--timeline FILE", "write a Chrome/Perfetto trace-event timeline")
+      .option("--db FILE", "store the result in this SQLite file")
+      .flag("--progress", "print progress with rate and ETA on stderr");
+}
 
 }  // namespace
 
-sim::RunSpec parse_run_spec(ArgParser& ap) {
+sim::RunSpec parse_run_spec(const Cli& ap) {
   sim::RunSpec spec;
   spec.hardware = ap.value("--hardware");
-  if (spec.hardware.empty()) throw std::invalid_argument(std::string("--hardware is required\n") + kUsage);
+  if (spec.hardware.empty()) throw std::invalid_argument("--hardware is required (indexsim run --help)");
   spec.workload = ap.value("--workload");
   spec.trace = ap.value("--trace");
   if (spec.workload.empty() == spec.trace.empty())
-    throw std::invalid_argument(std::string("give exactly one of --workload and --trace\n") + kUsage);
+    throw std::invalid_argument("give exactly one of --workload and --trace (indexsim run --help)");
   spec.techniques = ap.value("--techniques", "baseline");
   const std::string phase = ap.value("--phase", "decode");
   if (phase != "decode" && phase != "prefill" && phase != "chunk")
@@ -63,9 +81,9 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
   spec.step.seed = ap.u64("--seed", spec.step.seed);
   spec.sets = ap.values("--set");
   for (const auto& s : spec.sets) sim::split_set(s);  // reject a bad prefix before any work
-  spec.fast = ap.flag("--fast");
-  spec.reuse = !ap.flag("--no-reuse");
-  spec.warm_reuse = ap.flag("--warm-reuse");
+  spec.fast = ap.has("--fast");
+  spec.reuse = !ap.has("--no-reuse");
+  spec.warm_reuse = ap.has("--warm-reuse");
   if (!spec.reuse && spec.warm_reuse) throw std::invalid_argument("run: --no-reuse and --warm-reuse exclude each other");
   spec.timeline = ap.value("--timeline");
   spec.steps = ap.u32("--steps", 1);
@@ -78,15 +96,12 @@ sim::RunSpec parse_run_spec(ArgParser& ap) {
 namespace {
 
 int run_cmd(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Cli ap("run", "Simulate one step of a workload (emulated) or a trace on one hardware config, or a whole\n"
+                "chunked prefill (--phase prefill: time to first token).", kFooter);
+  declare(ap);
+  if (!ap.parse(args)) return 0;
   // --phase prefill is the whole prefill; parse_run_spec reads the flag as a chunk's phase.
-  bool whole_prefill = false;
-  for (size_t i = 0; i < args.size(); ++i)
-    whole_prefill |= args[i] == "--phase=prefill" || (args[i] == "--phase" && i + 1 < args.size() && args[i + 1] == "prefill");
+  const bool whole_prefill = ap.value("--phase") == "prefill";
   sim::RunSpec spec = parse_run_spec(ap);
   const sim::PrefillSpec defaults;  // the whole prefill's defaults live with it
   const uint64_t sampled = ap.u64("--sampled-chunks", defaults.sampled_chunks);
@@ -97,16 +112,15 @@ int run_cmd(const Args& args) {
   if (!(refine_percent >= 0 && refine_percent <= 100))
     throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) +
                                 ": a share of the time to first token, at least 0 and at most 100");
-  const bool json = ap.flag("--json");
-  const bool kernels = ap.flag("--kernels");
+  const bool json = ap.has("--json");
+  const bool kernels = ap.has("--kernels");
   const std::string db = ap.value("--db");
   // The share of the step's simulated CTAs done, with the time left at the rate so far.
   std::optional<sim::Progress> bar;
-  if (ap.flag("--progress")) {
+  if (ap.has("--progress")) {
     bar.emplace(whole_prefill ? "prefill" : "replay", whole_prefill ? size_t(std::max<uint64_t>(1, max_simulated)) : 0);
     spec.progress = [&bar](double f) { bar->update(f); };
   }
-  ap.finish();
   const auto store = open_store(db);
   if (!spec.timeline.empty()) temporary_for(spec.timeline, "timeline");  // a bad path fails before the run, not after
   sim::RunResult r;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "kernels/cpu/reference.hpp"
+#include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
 #include "models/common/params.hpp"
@@ -130,33 +131,29 @@ bool model_shares(const nlohmann::json& workload) {
   return false;
 }
 
-const char* kUsage =
-    "usage: indexsim study [FILE|NAME (default: default)] [--db FILE (default: results/default-study.sqlite)]\n"
-    "                      [--rerun-stale] [--rerun]\n"
-    "  FILE or configs/studies/NAME.yaml lists the hardware, workloads, contexts and techniques; every\n"
-    "  combination is one run, stored in --db, and one table row: indexer-cache memory, step time,\n"
-    "  communication, roofline, tokens/s, speed-up over the baseline and the recall@k accuracy cost.\n"
-    "  extra_rows: [{techniques: T, hardware: H, workloads: [W...]}, ...] adds rows after each workload\n"
-    "  and context's techniques: on other hardware (default: the study's; an NPU co-design row), for\n"
-    "  other workloads (default: the study's; a workload only extra rows name gets a baseline row too),\n"
-    "  each against that workload and context's baseline on the study's hardware.\n"
-    "  workload_contexts: {W: [C...], ...} gives a workload its own contexts instead of the study's.\n"
-    "  A run already stored in --db (same resolved configuration) is reused, not simulated again.\n"
-    "  --rerun-stale  simulate again the stored runs of another code version (default: reuse them, and\n"
-    "                 say how many there were)\n"
-    "  --rerun        simulate every run again\n";
+const char* kFooter =
+    "FILE or configs/studies/NAME.yaml lists the hardware, workloads, contexts and techniques; every\n"
+    "combination is one run, stored in --db, and one table row: indexer-cache memory, step time,\n"
+    "communication, roofline, tokens/s, speed-up over the baseline and the recall@k accuracy cost.\n"
+    "extra_rows: [{techniques: T, hardware: H, workloads: [W...]}, ...] adds rows after each workload\n"
+    "and context's techniques: on other hardware (default: the study's; an NPU co-design row), for\n"
+    "other workloads (default: the study's; a workload only extra rows name gets a baseline row too),\n"
+    "each against that workload and context's baseline on the study's hardware.\n"
+    "workload_contexts: {W: [C...], ...} gives a workload its own contexts instead of the study's.\n"
+    "A run already stored in --db (same resolved configuration) is reused, not simulated again.";
 
 int study(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Cli ap("study", "A study: every technique on every workload and context, stored, and one table of what each\n"
+                  "does to indexer-cache memory, step time and accuracy.", kFooter);
+  ap.positionals("study", "the study (configs/studies/NAME.yaml or a file; default: default)")
+      .option("--db FILE", "the results database (default results/default-study.sqlite)")
+      .flag("--rerun-stale", "simulate again the stored runs of another code version (default: reuse them, and say how many)")
+      .flag("--rerun", "simulate every run again");
+  if (!ap.parse(args)) return 0;
   const std::string db_path = ap.value("--db", "results/default-study.sqlite");
-  const bool rerun_stale = ap.flag("--rerun-stale");
-  const bool rerun = ap.flag("--rerun");
-  auto pos = ap.positional();
-  ap.finish();
+  const bool rerun_stale = ap.has("--rerun-stale");
+  const bool rerun = ap.has("--rerun");
+  const auto& pos = ap.positional();
   if (pos.size() > 1) throw std::invalid_argument("study takes one study file or name, got also '" + pos[1] + "'");
   const std::string file = sim::find_config("studies", pos.empty() ? "default" : pos[0]);
   auto doc = config::Document::load_file(file);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/version.hpp"
 #include "sim/store/store.hpp"
@@ -18,17 +19,9 @@ namespace {
 // Distinct from 1 (an error of the sweep itself) and 2 (bad arguments or config).
 constexpr int kSomeRunsFailed = 3;
 
-const char* kSweepUsage =
-    "usage: indexsim sweep SPEC.yaml --db FILE [--workers N] [--limit N] [--dry-run] [--json]\n"
-    "         [--select I,J,...] [--rerun-stale] [--quiet]\n"
-    "  --workers N   runs in parallel, one process each (default: the number of CPUs)\n"
-    "  --limit N     run at most N of the pending runs, then stop\n"
-    "  --dry-run     list the runs (index, key, point, done) without running; --json as JSON\n"
-    "  --select      only the points at these indices of the spec's product (Dask workers use it)\n"
-    "  --rerun-stale re-run the stored runs of another code version (default: keep them, and say how many)\n"
-    "  --quiet       no progress line\n"
+const char* kSweepFooter =
     "Runs already in the database with status ok are skipped, so a killed sweep resumes.\n"
-    "Exit status 3: the sweep completed, but some runs failed (stored with status failed and their error).\n";
+    "Exit status 3: the sweep completed, but some runs failed (stored with status failed and their error).";
 
 std::vector<size_t> parse_indices(const std::string& text) {
   std::vector<size_t> out;
@@ -43,24 +36,30 @@ std::vector<size_t> parse_indices(const std::string& text) {
 }
 
 int sweep_cmd(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kSweepUsage;
-    return 0;
-  }
+  Cli ap("sweep", "A design-space sweep: every point of a spec's axes, one run each, into a results database.",
+         kSweepFooter);
+  ap.positionals("spec", "the sweep spec, a YAML file (configs/sweeps/)")
+      .option("--db FILE", "the results database (required unless --dry-run)")
+      .option("--workers N", "runs in parallel, one process each (default: the number of CPUs)")
+      .option("--limit N", "run at most N of the pending runs, then stop")
+      .flag("--dry-run", "list the runs (index, key, point, done) without running")
+      .flag("--json", "with --dry-run: as JSON")
+      .option("--select I,J,...", "only the points at these indices of the spec's product (Dask workers use it)")
+      .flag("--rerun-stale", "re-run the stored runs of another code version (default: keep them, and say how many)")
+      .flag("--quiet", "no progress line");
+  if (!ap.parse(args)) return 0;
   sim::sweep::SweepOptions o;
   o.db = ap.value("--db");
   o.workers = ap.u32("--workers", std::max(1u, std::thread::hardware_concurrency()));
   o.limit = ap.u64("--limit", 0);
-  const bool dry = ap.flag("--dry-run");
-  const bool json = ap.flag("--json");
-  o.progress = !ap.flag("--quiet");
+  const bool dry = ap.has("--dry-run");
+  const bool json = ap.has("--json");
+  o.progress = !ap.has("--quiet");
   const std::string select = ap.value("--select");
-  const bool rerun_stale = ap.flag("--rerun-stale");
-  const auto pos = ap.positional();
-  ap.finish();
-  if (pos.size() != 1) throw std::invalid_argument(std::string("give one sweep spec\n") + kSweepUsage);
-  if (o.db.empty() && !dry) throw std::invalid_argument(std::string("--db is required\n") + kSweepUsage);
+  const bool rerun_stale = ap.has("--rerun-stale");
+  const auto& pos = ap.positional();
+  if (pos.size() != 1) throw std::invalid_argument("give one sweep spec (indexsim sweep --help)");
+  if (o.db.empty() && !dry) throw std::invalid_argument("--db is required (indexsim sweep --help)");
 
   const auto spec = sim::sweep::SweepSpec::load_file(pos[0]);
   const auto runs = sim::sweep::plan(spec, o.db, select.empty() ? std::vector<size_t>{} : parse_indices(select), rerun_stale,
@@ -94,14 +93,10 @@ int sweep_cmd(const Args& args) {
 }
 
 int merge_cmd(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << "usage: indexsim merge INTO.sqlite SHARD.sqlite...\n"
-                 "Copies every run of the shards that INTO lacks (an ok run replaces a failed one).\n";
-    return 0;
-  }
-  const auto pos = ap.positional();
-  ap.finish();
+  Cli ap("merge", "Copies every run of the shards that INTO lacks (an ok run replaces a failed one).");
+  ap.positionals("databases", "INTO.sqlite, then the SHARD.sqlite files whose runs it takes");
+  if (!ap.parse(args)) return 0;
+  const auto& pos = ap.positional();
   if (pos.size() < 2) throw std::invalid_argument("usage: indexsim merge INTO.sqlite SHARD.sqlite...");
   // Every shard must exist and be another file than INTO: merging a database into itself waited on
   // its own lock; a missing shard was created empty and reported as merged.

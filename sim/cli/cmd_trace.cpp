@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "models/dram/dram_params.hpp"
+#include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/core/config_load.hpp"
@@ -33,16 +34,13 @@ namespace fs = std::filesystem;
 using namespace indexsim::trace;
 
 const char* kUsage =
-    "usage: indexsim trace gen --workload NAME|FILE [--phase decode|prefill] [--context N] [--batch N]\n"
-    "                          [--queries N] [--chunk N] [--seed N] [--hardware NAME|FILE (default h200)]\n"
-    "                          [--set workload.K=V|step.K=V|hardware.K=V]... -o FILE\n"
-    "         (the hardware decides the kernels' launch shapes: SMs, shared memory, precisions)\n"
-    "       indexsim trace info FILE [--json]\n"
-    "       indexsim trace check FILE\n"
-    "       indexsim trace dump FILE [--limit N]\n"
-    "       indexsim trace export FILE --format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys -o OUT\n"
-    "                          [--kernel NAME|KIND] [--layer N] [--limit N] [--bytes B] [--interval-cycles N]\n"
-    "                          [--hardware NAME|FILE [--target T] [--set hardware.K=V]...]\n";
+    "usage: indexsim trace <subcommand> [options]     (indexsim trace <subcommand> --help: its options)\n\n"
+    "subcommands:\n"
+    "  gen\tan emulated step of a workload as a trace file\n"
+    "  info\tkernels, tensors and totals of a trace\n"
+    "  check\tverify a trace file (CRCs, bounds, references)\n"
+    "  dump\tprint a trace's kernels and accesses\n"
+    "  export\ta trace's memory accesses as a plain trace for DRAMsim3, Ramulator 2 or DRAMSys\n";
 
 std::string flops_text(const KindTotals& k) {
   std::ostringstream os;
@@ -56,11 +54,23 @@ std::string flops_text(const KindTotals& k) {
   return any ? os.str() : "-";
 }
 
-int gen(ArgParser& a) {
+int gen(const Args& args) {
+  Cli a("trace gen", "An emulated step of a workload, written as a trace file. The hardware decides the kernels'\n"
+                     "launch shapes (SMs, shared memory, precisions).");
+  a.option("--workload NAME|FILE", "workload preset or YAML file")
+      .option("-o,--output FILE", "the trace file to write")
+      .option("--phase decode|prefill", "decode (default) or a prefill chunk")
+      .option("--context N", "tokens of context")
+      .option("--batch N", "sequences")
+      .option("--queries N", "new tokens a sequence (decode)")
+      .option("--chunk N", "prefill chunk, tokens")
+      .option("--seed N", "the step's seed")
+      .option("--hardware NAME|FILE", "hardware preset or YAML file (default h200)")
+      .repeated("--set K=V", "override one key: workload.K=V, step.K=V or hardware.K=V");
+  if (!a.parse(args)) return 0;
   const std::string workload = a.value("--workload");
   if (workload.empty()) throw std::invalid_argument("gen needs --workload NAME|FILE");
-  std::string out = a.value("-o");
-  if (out.empty()) out = a.value("--output");
+  const std::string out = a.value("-o");
   if (out.empty()) throw std::invalid_argument("gen needs -o FILE");
   StepParams p;
   const std::string phase = a.value("--phase", "decode");
@@ -74,7 +84,6 @@ int gen(ArgParser& a) {
   p.seed = a.u64("--seed", p.seed);
   const std::string hardware = a.value("--hardware", "h200");
   const auto overrides = a.values("--set");
-  a.finish();
   sim::require_prefix(overrides, {"workload", "step", "hardware"}, "trace gen");
   sim::apply_step_sets(p, overrides);
   validate(p);
@@ -106,10 +115,12 @@ int gen(ArgParser& a) {
   return 0;
 }
 
-int info(ArgParser& a) {
-  const bool json = a.flag("--json");
-  const auto files = a.positional();
-  a.finish();
+int info(const Args& args) {
+  Cli a("trace info", "Kernels, tensors and totals of a trace file.");
+  a.positionals("file", "the trace (.itr)").flag("--json", "print JSON");
+  if (!a.parse(args)) return 0;
+  const bool json = a.has("--json");
+  const auto& files = a.positional();
   if (files.size() != 1) throw std::invalid_argument("info needs one FILE");
   Reader r(files[0]);
   Summary s;
@@ -142,9 +153,11 @@ int info(ArgParser& a) {
   return 0;
 }
 
-int check(ArgParser& a) {
-  const auto files = a.positional();
-  a.finish();
+int check(const Args& args) {
+  Cli a("trace check", "Verify a trace file: its CRCs, bounds and references.");
+  a.positionals("file", "the trace (.itr)");
+  if (!a.parse(args)) return 0;
+  const auto& files = a.positional();
   if (files.size() != 1) throw std::invalid_argument("check needs one FILE");
   try {
     Reader r(files[0]);
@@ -191,10 +204,12 @@ void dump_record(const Record& rec, std::ostream& os) {
   }
 }
 
-int dump(ArgParser& a) {
+int dump(const Args& args) {
+  Cli a("trace dump", "Print a trace's kernels and their accesses.");
+  a.positionals("file", "the trace (.itr)").option("--limit N", "at most N kernels");
+  if (!a.parse(args)) return 0;
   const uint64_t limit = a.u64("--limit", UINT64_MAX);
-  const auto files = a.positional();
-  a.finish();
+  const auto& files = a.positional();
   if (files.size() != 1) throw std::invalid_argument("dump needs one FILE");
   Reader r(files[0]);
   std::cout << "# metadata " << r.metadata().dump() << "\n";
@@ -212,11 +227,23 @@ int dump(ArgParser& a) {
 
 // Plain requests for another DRAM simulator. --hardware bounds the placement by the target's
 // capacity and gives the DRAM organisation that ramulator-readwrite vectors need.
-int export_plain(ArgParser& a) {
+int export_plain(const Args& args) {
+  Cli a("trace export", "A trace's memory accesses as a plain trace for DRAMsim3, Ramulator 2 or DRAMSys.");
+  a.positionals("file", "the trace (.itr)")
+      .option("--format dramsim3|ramulator-loadstore|ramulator-readwrite|dramsys", "the plain trace's format")
+      .option("-o,--output OUT", "the file to write")
+      .option("--kernel NAME|KIND", "only this kernel, or kernels of this kind")
+      .option("--layer N", "only this layer's kernels")
+      .option("--limit N", "at most N requests")
+      .option("--bytes B", "bytes a request (default 64)")
+      .option("--interval-cycles N", "cycles between requests")
+      .option("--hardware NAME|FILE", "map addresses to the DRAM organisation of this hardware")
+      .option("--target T", "with --hardware: the memory region (default: the first of the address map)")
+      .repeated("--set K=V", "with --hardware: hardware.K=V");
+  if (!a.parse(args)) return 0;
   namespace mt = sim::memtrace;
   const std::string format_s = a.value("--format");
-  std::string out = a.value("-o");
-  if (out.empty()) out = a.value("--output");
+  const std::string out = a.value("-o");
   mt::ExportOptions o;
   o.kernel = a.value("--kernel");
   o.have_layer = a.has("--layer");
@@ -236,8 +263,7 @@ int export_plain(ArgParser& a) {
   const std::string hw = a.value("--hardware");
   std::string target = a.value("--target");  // default: the first region of the address map
   const auto sets = a.values("--set");
-  const auto files = a.positional();
-  a.finish();
+  const auto& files = a.positional();
   if (files.size() != 1) throw std::invalid_argument("export needs one FILE");
   if (format_s.empty()) throw std::invalid_argument("export needs --format");
   if (out.empty()) throw std::invalid_argument("export needs -o OUT");
@@ -279,17 +305,12 @@ int export_plain(ArgParser& a) {
 }
 
 int trace_command(const Args& args) {
-  if (args.empty()) {
-    std::cerr << kUsage;
-    return 2;
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    // Asked for, the overview is the output (stdout, status 0); otherwise it explains a usage error.
+    (args.empty() ? std::cerr : std::cout) << kUsage;
+    return args.empty() ? 2 : 0;
   }
-  // `trace --help` and `trace SUB --help` alike: the usage covers every subcommand.
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
-  ArgParser a(Args(args.begin() + 1, args.end()));
+  const Args a(args.begin() + 1, args.end());
   const std::string sub = args[0];
   if (sub == "gen") return gen(a);
   if (sub == "info") return info(a);

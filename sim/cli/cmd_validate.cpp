@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
 #include "sim/engine/simulation.hpp"
@@ -21,18 +22,31 @@ namespace indexsim::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: indexsim validate --trace CAPTURED.itr --hardware NAME|FILE [--set hardware.K=V]... [--fast]\n"
-    "         [--db FILE] [--json]\n"
-    "       indexsim validate --published [FILE] [--case NAME] [--group gemm|attention|memory] [--json]\n"
-    "         [--markdown OUT.md]   (FILE: default configs/validation/published.yaml)\n";
+void declare(Cli& cli) {
+  cli.option("--trace FILE", "a captured trace (.itr) whose kernels carry measured times")
+      .option("--hardware NAME|FILE", "hardware preset name or YAML file to replay it on")
+      .repeated("--set K=V", "hardware.K=V: override one hardware key")
+      .flag("--fast", "the fast mode (sampled waves)")
+      .option("--db FILE", "store the run in this SQLite file")
+      .optional("--published FILE", "the published cases instead: FILE, default configs/validation/published.yaml")
+      .option("--case NAME", "with --published: only the case of this name")
+      .option("--group NAME", "with --published: only this group (gemm, attention, memory, communication)")
+      .option("--markdown FILE", "with --published: also write the table to this Markdown file (docs/validation.md)")
+      .flag("--json", "print JSON instead of a table");
+}
 
-int validate_published(ArgParser& ap) {
-  std::string file = ap.optional_value("--published").value_or("");
-  const std::string only_case = ap.value("--case"), only_group = ap.value("--group");
-  const std::string markdown = ap.value("--markdown");
-  const bool json = ap.flag("--json");
-  ap.finish();
+// Options of one mode given in the other are refused, not ignored.
+void only_with(const Cli& cli, const std::vector<const char*>& names, const char* mode) {
+  for (const char* n : names)
+    if (cli.has(n)) throw std::invalid_argument(std::string(n) + " applies to " + mode);
+}
+
+int validate_published(const Cli& cli) {
+  only_with(cli, {"--trace", "--hardware", "--set", "--fast", "--db"}, "validate --trace, not to --published");
+  std::string file = cli.optional_value("--published").value_or("");
+  const std::string only_case = cli.value("--case"), only_group = cli.value("--group");
+  const std::string markdown = cli.value("--markdown");
+  const bool json = cli.has("--json");
   file = file.empty() ? sim::find_config("validation", "published") : sim::find_config("validation", file);
   const auto rep = sim::run_published(file, only_case, only_group, [&](size_t i, size_t n, const std::string& name) {
     if (!json) std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n, name.c_str());
@@ -59,22 +73,21 @@ int validate_published(ArgParser& ap) {
 }
 
 int validate_cmd(const Args& args) {
-  ArgParser ap(args);
-  if (ap.flag("--help") || ap.flag("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (ap.has("--published")) return validate_published(ap);
+  Cli cli("validate", "Simulated against measured: a captured trace kernel by kernel (--trace, --hardware), or the\n"
+                      "published measurements of configs/validation/ case by case (--published).");
+  declare(cli);
+  if (!cli.parse(args)) return 0;
+  if (cli.has("--published")) return validate_published(cli);
+  only_with(cli, {"--case", "--group", "--markdown"}, "validate --published");
   sim::RunSpec spec;
-  spec.hardware = ap.value("--hardware");
-  spec.trace = ap.value("--trace");
+  spec.hardware = cli.value("--hardware");
+  spec.trace = cli.value("--trace");
   if (spec.hardware.empty() || spec.trace.empty())
-    throw std::invalid_argument(std::string("--trace and --hardware are required\n") + kUsage);
-  spec.sets = ap.values("--set");
-  spec.fast = ap.flag("--fast");
-  const std::string db = ap.value("--db");
-  const bool json = ap.flag("--json");
-  ap.finish();
+    throw std::invalid_argument("--trace and --hardware are required (indexsim validate --help)");
+  spec.sets = cli.values("--set");
+  spec.fast = cli.has("--fast");
+  const std::string db = cli.value("--db");
+  const bool json = cli.has("--json");
   const auto store = open_store(db);
   sim::resolve(spec);  // the configs and the trace's header checked first
   // A trace without measured times (an emulated one) is refused before it is simulated.

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/store/store.hpp"
@@ -19,6 +20,6 @@ void print_result(std::ostream& os, const sim::RunResult& r, bool per_kernel);
 // not after it with the result lost; nullptr when `db` is empty.
 std::unique_ptr<sim::Store> open_store(const std::string& db);
 // The RunSpec options common to `run` and `sweep`-like commands.
-sim::RunSpec parse_run_spec(ArgParser& ap);
+sim::RunSpec parse_run_spec(const Cli& ap);
 
 }  // namespace indexsim::cli
