@@ -213,6 +213,9 @@ int study(const Args& args) {
   for (const auto& s : sets) sim::split_set(s);  // a bad prefix fails here, before any run
   doc->check_unused();
 
+  // The fixture's load comes before the first run (seconds, the causal fixture's 8192 tokens): said,
+  // so that a study that seems idle is not.
+  std::fprintf(stderr, "study: loading the accuracy fixture tests/data/%s\n", fixture.c_str());
   Accuracy accuracy(sim::source_dir() + "/tests/data/" + fixture);
   std::unique_ptr<Accuracy> fallback;
   if (!fallback_fixture.empty()) fallback = std::make_unique<Accuracy>(sim::source_dir() + "/tests/data/" + fallback_fixture);

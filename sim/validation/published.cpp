@@ -39,6 +39,9 @@ std::vector<PublishedCase> load_published_cases(const std::string& file) {
     std::vector<std::string> units = figure_units();
     pc.unit = m.req<std::string>("unit", Rule::choice(units));
     c.note("notes");
+    if (c.has("not_comparable")) pc.not_comparable = c.req<std::string>("not_comparable");
+    if (c.has("not_comparable") && pc.not_comparable.empty())
+      c.fail("not_comparable", "", "say why the figure cannot be compared with the simulated kernel");
     out.push_back(std::move(pc));
   }
   doc->check_unused();
@@ -69,6 +72,7 @@ PublishedReport run_published(const std::string& file, const std::string& only_c
     o.unit = c.unit;
     o.source = c.source;
     o.measured = c.measured;
+    o.not_comparable = c.not_comparable;
     const auto t0 = std::chrono::steady_clock::now();
     try {
       const KernelRun k = run_kernel_case(c.kernel, c.hardware, c.sets, c.fast);
@@ -81,7 +85,9 @@ PublishedReport run_published(const std::string& file, const std::string& only_c
         if (ch == '\n') ch = ' ';
     }
     o.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (o.failure.empty()) {
+    if (o.failure.empty() && !o.not_comparable.empty()) {
+      ++rep.not_comparable;
+    } else if (o.failure.empty()) {
       auto& g = sums[c.group];
       g.first += std::fabs(o.error);
       g.second += 1;
@@ -105,6 +111,7 @@ nlohmann::json PublishedReport::to_json() const {
   j["max_abs_error"] = max_abs_error;
   j["mape_by_group"] = mape_by_group;
   j["failed"] = failed;
+  j["not_comparable"] = not_comparable;
   for (const auto& c : cases) {
     nlohmann::json x{{"name", c.name}, {"group", c.group}, {"hardware", c.hardware}, {"unit", c.unit},
                      {"measured", c.measured}, {"source", c.source}, {"wall_s", c.wall_s}};
@@ -112,6 +119,7 @@ nlohmann::json PublishedReport::to_json() const {
       x["simulated"] = c.simulated;
       x["error"] = c.error;
       x["launch"] = c.launch;
+      if (!c.not_comparable.empty()) x["not_comparable"] = c.not_comparable;
     } else {
       x["failure"] = c.failure;
     }
@@ -139,15 +147,19 @@ std::string PublishedReport::table() const {
       s += "ERROR " + c.failure + "\n";
       continue;
     }
-    std::snprintf(line, sizeof line, "%-52s %-13s %-6s %12.1f %12.1f %-8s %+7.1f%%\n", c.name.c_str(), c.group.c_str(),
-                  c.hardware.c_str(), c.simulated, c.measured, c.unit.c_str(), 100 * c.error);
+    std::snprintf(line, sizeof line, "%-52s %-13s %-6s %12.1f %12.1f %-8s %+7.1f%%%s\n", c.name.c_str(), c.group.c_str(),
+                  c.hardware.c_str(), c.simulated, c.measured, c.unit.c_str(), 100 * c.error,
+                  c.not_comparable.empty() ? "" : "  (not in the MAPE)");
     s += line;
   }
   s += "\n";
   for (const auto& [g, m] : mape_by_group) s += "MAPE " + g + std::string(15 - std::min<size_t>(g.size(), 14), ' ') + fmt("%5.1f %%\n", 100 * m);
-  s += "MAPE all" + std::string(12, ' ') + fmt("%5.1f %%", 100 * mape) + "  (" + std::to_string(cases.size() - failed) +
-       " cases" + (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + "; largest |error| " +
+  s += "MAPE all" + std::string(12, ' ') + fmt("%5.1f %%", 100 * mape) + "  (" +
+       std::to_string(cases.size() - failed - not_comparable) + " cases" +
+       (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + "; largest |error| " +
        fmt("%.1f %%)\n", 100 * max_abs_error);
+  for (const auto& c : cases)
+    if (!c.not_comparable.empty() && c.failure.empty()) s += "not in the MAPE: " + c.name + ": " + c.not_comparable + "\n";
   return s;
 }
 
@@ -159,12 +171,15 @@ std::string PublishedReport::markdown() const {
            c.unit + " | | " + c.source + " |\n";
       continue;
     }
-    s += "| " + c.name + " | " + c.group + " | " + c.hardware + " | " + fmt("%.1f", c.simulated) + " | " +
-         fmt("%.1f", c.measured) + " | " + c.unit + " | " + fmt("%+.1f %%", 100 * c.error) + " | " + c.source + " |\n";
+    s += "| " + c.name + (c.not_comparable.empty() ? "" : " (not in the MAPE)") + " | " + c.group + " | " + c.hardware +
+         " | " + fmt("%.1f", c.simulated) + " | " + fmt("%.1f", c.measured) + " | " + c.unit + " | " +
+         fmt("%+.1f %%", 100 * c.error) + " | " + c.source + " |\n";
   }
   s += "\n| group | MAPE |\n|---|---:|\n";
   for (const auto& [g, m] : mape_by_group) s += "| " + g + " | " + fmt("%.1f %%", 100 * m) + " |\n";
   s += "| all | " + fmt("%.1f %%", 100 * mape) + " |\n\nLargest |error|: " + fmt("%.1f %%", 100 * max_abs_error) + ".\n";
+  for (const auto& c : cases)
+    if (!c.not_comparable.empty() && c.failure.empty()) s += "\nNot in the MAPE: " + c.name + ": " + c.not_comparable + "\n";
   return s;
 }
 

@@ -73,6 +73,33 @@ TEST(Published, ErrorsAndMapeFollowFromTheSimulatedFigures) {
   EXPECT_THROW(run_published(f, "no-such-case", ""), std::invalid_argument);
 }
 
+TEST(Published, ACaseThatIsNotComparableIsShownButLeftOutOfTheMape) {
+  // MAPE over the comparable cases only: the copy's |error| alone; the GEMM's figure and error are
+  // still reported, with the reason.
+  std::string text = kTwoCases;
+  text += "    not_comparable: \"a harness that batches calls\"\n";
+  const std::string f = write_fixture("indexsim_published_nc.yaml", text);
+  const PublishedReport rep = run_published(f, "", "");
+  ASSERT_EQ(rep.cases.size(), 2u);
+  EXPECT_EQ(rep.not_comparable, 1u);
+  EXPECT_EQ(rep.cases[1].not_comparable, "a harness that batches calls");
+  EXPECT_GT(rep.cases[1].simulated, 0.0);
+  EXPECT_DOUBLE_EQ(rep.mape, std::fabs(rep.cases[0].error));
+  EXPECT_DOUBLE_EQ(rep.max_abs_error, std::fabs(rep.cases[0].error));
+  EXPECT_EQ(rep.mape_by_group.count("gemm"), 0u);
+  EXPECT_NE(rep.table().find("not in the MAPE: small-gemm: a harness that batches calls"), std::string::npos) << rep.table();
+  EXPECT_NE(rep.markdown().find("small-gemm (not in the MAPE)"), std::string::npos);
+  // An empty reason is refused, naming the key.
+  std::string empty = kTwoCases;
+  empty += "    not_comparable: \"\"\n";
+  try {
+    load_published_cases(write_fixture("indexsim_published_nc_empty.yaml", empty));
+    FAIL();
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not_comparable"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Published, ACaseTheKernelCannotRunIsNamedWithTheLimit) {
   // DeepGEMM keeps all K-scales of B in shared memory: at K = 2^23 they alone exceed 227 KiB.
   std::string text = kTwoCases;
