@@ -34,15 +34,9 @@ int cmd_accuracy(const indexsim::cli::Args& args) {
   if (!ks.empty()) {
     opt.ks.clear();
     for (const std::string& k : ks) {
-      size_t used = 0;
-      int v = 0;
-      try {
-        v = std::stoi(k, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used != k.size() || v < 1) throw std::invalid_argument("--k = '" + k + "': must be a positive integer");
-      opt.ks.push_back(v);
+      const uint64_t v = indexsim::cli::parse_count("--k", k, INT32_MAX);
+      if (v < 1) throw std::invalid_argument("--k = '" + k + "': must be a positive integer");
+      opt.ks.push_back(int(v));
     }
   }
   const std::string score = ap.value("--score", "dot");
