@@ -105,9 +105,14 @@ def pareto(df: pd.DataFrame, latency: str = "step_us", hue: Optional[str] = None
         ax.set_xlabel(_unit_label(latency))
         ax.set_ylabel(f"{memory.replace('_', ' ')} per GPU (MiB)")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7, title=hue, title_fontsize=7)
+    # One legend for every panel's colours: a technique that only some panels hold (an extra row's
+    # workload) was missing from a legend drawn from the first panel.
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], ls="", marker="o", color=colours[h], label=h) for h in hues]
+    handles.append(Line2D([], [], color="k", ls="--", lw=1, marker="o", mfc="none", ms=10, label="Pareto front"))
     fig.suptitle(f"{memory.replace('_', ' ')} footprint against {_unit_label(latency)}", fontsize=10)
     fig.tight_layout()
+    fig.legend(handles=handles, fontsize=7, title=hue, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 0.95))
     return _save(fig, out)
 
 

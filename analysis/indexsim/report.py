@@ -75,6 +75,25 @@ def _header(col: str, units: dict) -> str:
     return f"{col} [{units[col]}]" if col in units and not col.endswith("_us") else col
 
 
+
+def heatmap_grid(ok, axes):
+    """The heatmap's runs, axes and caption. A study (techniques, workloads, contexts): technique
+    against workload @ context, one run a cell (an extra row's hardware is in its technique's name),
+    not a mean over techniques that differ column to column. Otherwise the first two axes that vary,
+    averaged over the rest. None when fewer than two axes vary."""
+    if "techniques" in axes and "workload" in ok and "step.context" in ok:
+        cells = ok.assign(**{"workload @ context": ok["workload"].astype(str) + " @ " + ok["step.context"].astype(str)})
+        return (cells, "techniques", "workload @ context",
+                "Step latency (µs) of each technique on each workload and context (one run per cell unless the "
+                "title says otherwise).")
+    two = [a for a in axes if ok[a].astype(str).nunique() > 1][:2]
+    if len(two) < 2:
+        return None
+    rest = [a for a in axes if a not in two]
+    how = f"the mean over {', '.join(rest)}" if rest else "one run per cell"
+    return ok, two[0], two[1], f"Step latency (µs) over {two[0]} × {two[1]}: {how}."
+
+
 def write(db: str, out: str, title: Optional[str] = None) -> str:
     """Writes report.md, report.html and the plots into `out`; returns the Markdown path."""
     df = load(db)   # first: a bad database leaves no output folder behind
@@ -94,12 +113,10 @@ def write(db: str, out: str, title: Optional[str] = None) -> str:
             figures.append(("Step time per technique beside its roofline (hatched), one panel per workload and "
                             "context; labels: speed-up over the baseline.",
                             _both(lambda p: plots.technique_bars(ok, out=p), out, "techniques")))
-        two = [a for a in axes if ok[a].astype(str).nunique() > 1][:2]
-        if len(two) == 2:
-            rest = [a for a in axes if a not in two]
-            how = f"the mean over {', '.join(rest)}" if rest else "one run per cell"
-            figures.append((f"Step latency (µs) over {two[0]} × {two[1]}: {how}.",
-                            _both(lambda p: plots.heatmap(ok, two[0], two[1], out=p), out, "heatmap")))
+        grid = heatmap_grid(ok, axes)
+        if grid:
+            cells, x, y, caption = grid
+            figures.append((caption, _both(lambda p: plots.heatmap(cells, x, y, out=p), out, "heatmap")))
         # The slowest run shows the most structure; its kernels make the per-layer and timeline plots.
         slow = ok.sort_values("step_us").iloc[-1]
         ks = kernels(db, slow["key"])

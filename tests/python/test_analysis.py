@@ -121,6 +121,18 @@ def test_report_writes_markdown_html_and_its_plots(smoke_db, tmp_path):
         assert f"{stem}.png" in md and f"{stem}.svg" in html
 
 
+def test_a_study_heatmap_has_one_run_per_technique_workload_and_context():
+    from indexsim.report import heatmap_grid
+    df = _study_like()
+    cells, x, y, caption = heatmap_grid(df, ["techniques", "workload", "step.context"])
+    assert (x, y) == ("techniques", "workload @ context")
+    assert cells.groupby([x, y]).size().max() == 1  # no cell averages runs
+    assert "glm-5 @ 131072" in set(cells[y])
+    fig = plots.heatmap(cells, x, y)
+    assert "one run per cell" in fig.axes[0].get_title()
+    plots.plt.close("all")
+
+
 def test_report_axes_are_the_sweep_axes(smoke_db):
     from indexsim.report import _axes
     # Every hardware.* key follows the preset; step.context is the other axis of the spec.
@@ -153,6 +165,13 @@ def test_pareto_plots_the_indexer_cache_one_panel_per_context():
     ys = sorted(float(y) for y in panels[0].collections[0].get_offsets()[:, 1]) + \
         sorted(float(y) for y in panels[0].collections[1].get_offsets()[:, 1])
     assert ys == [4.0, 1.0]  # MiB: baseline then indexpool, in the 128K panel
+    plots.plt.close("all")
+    # The legend names every technique of every panel, not only the first panel's.
+    extra = df.iloc[[0]].copy()
+    extra["techniques"], extra["step.context"] = "only-at-1m", 1048576
+    fig = plots.pareto(pd.concat([df, extra], ignore_index=True), hue="techniques")
+    names = {t.get_text() for leg in fig.legends for t in leg.get_texts()}
+    assert {"baseline", "indexpool", "only-at-1m", "Pareto front"} <= names, names
     plots.plt.close("all")
 
 
