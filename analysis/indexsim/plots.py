@@ -186,7 +186,8 @@ def layer_stack(kernels: pd.DataFrame, out: Optional[str] = None):
     ax.set_title("time per layer by kernel kind")
     if len(table) > 30:
         ax.set_xticks(range(0, len(table), max(1, len(table) // 20)))
-    ax.legend(fontsize=7, ncol=2)
+    # Beside the bars, not over them: the layers are all the same height.
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _save(fig, out)
 
 
