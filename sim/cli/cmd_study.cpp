@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "kernels/cpu/reference.hpp"
 #include "sim/cli/cli.hpp"
@@ -17,6 +18,7 @@
 #include "sim/core/paths.hpp"
 #include "sim/core/progress.hpp"
 #include "sim/core/version.hpp"
+#include "sim/engine/prefill.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/functional/accuracy.hpp"
 #include "sim/store/store.hpp"
@@ -211,6 +213,28 @@ int study(const Args& args) {
   // --set overrides applied to every run of the study (e.g. a placement policy).
   const auto sets = root.has("sets") ? root.req_list<std::string>("sets") : std::vector<std::string>{};
   for (const auto& s : sets) sim::split_set(s);  // a bad prefix fails here, before any run
+  // Time to first token per technique: one prompt's whole chunked prefill (sampled chunks, README
+  // "Whole prefill"), on the study's hardware, against that prompt's baseline.
+  struct PrefillRows {
+    std::string workload;
+    uint64_t context = 0;
+    uint32_t chunk = 0, sampled = 0, jobs = 1;
+    std::vector<std::string> techniques;
+  };
+  std::optional<PrefillRows> prefill;
+  if (root.has("prefill")) {
+    const config::Node pn = root.child("prefill");
+    PrefillRows p;
+    p.workload = pn.req<std::string>("workload");
+    p.context = pn.req<uint64_t>("context", Rule::positive());
+    p.chunk = pn.req<uint32_t>("chunk", Rule::positive());
+    p.sampled = pn.opt<uint32_t>("sampled_chunks", sim::PrefillSpec{}.sampled_chunks);
+    p.jobs = pn.opt<uint32_t>("jobs", 1, Rule::range(1, 256));
+    p.techniques = pn.req_list<std::string>("techniques");
+    if (p.techniques.empty() || p.techniques.front() != "baseline")
+      pn.fail("techniques", p.techniques.empty() ? "" : p.techniques.front(), "must start with baseline (the speed-ups' reference)");
+    prefill = p;
+  }
   doc->check_unused();
 
   // The fixture's load comes before the first run (seconds, the causal fixture's 8192 tokens): said,
@@ -226,6 +250,7 @@ int study(const Args& args) {
   sim::Store store(db_path);
   size_t total = 0;
   for (const auto& name_rows : plan) total += contexts_of(name_rows.first).size() * name_rows.second.size();
+  if (prefill) total += prefill->techniques.size();
   for (const auto& oc : own_contexts)
     if (std::none_of(plan.begin(), plan.end(), [&](const auto& p) { return p.first == oc.first; }))
       root.fail("workload_contexts", oc.first, "must name a workload of the study or of its extra rows");
@@ -303,6 +328,58 @@ int study(const Args& args) {
     std::printf("\n* accuracy measured on tests/data/%s (%lld tokens, at the same budget ratio): tests/data/%s "
                 "cannot express the technique (it stores fewer vectors a token than it pools)\n",
                 fallback_fixture.c_str(), static_cast<long long>(fallback->tokens()), fixture.c_str());
+  if (prefill) {
+    // The prompt's baseline first: the reference of the speed-ups.
+    const std::string how = prefill->sampled ? std::to_string(prefill->sampled) + " sampled" : "every chunk simulated";
+    std::printf("\n# time to first token: the whole prefill of %llu tokens in %u-token chunks, %s (README \"Whole prefill\")\n",
+                (unsigned long long)prefill->context, prefill->chunk, how.c_str());
+    std::printf("%-24s %9s %-22s %12s %8s %10s %10s\n", "workload", "context", "techniques", "ttft_ms", "speed-up",
+                "simulated", "fit_error");
+    double base_ttft = 0;
+    for (const auto& t : prefill->techniques) {
+      sim::PrefillSpec ps;
+      ps.run.hardware = hardware;
+      ps.run.workload = prefill->workload;
+      ps.run.techniques = t;
+      ps.run.step.context = prefill->context;
+      ps.run.step.chunk_tokens = prefill->chunk;
+      ps.run.step.batch = batch;
+      ps.run.step.seed = seed;
+      ps.run.fast = fast;
+      ps.run.sets = sets;
+      ps.sampled_chunks = prefill->sampled;
+      ps.workers = prefill->jobs;  // the result does not depend on it
+      ++done;
+      sim::RunResult r;
+      try {
+        const std::string key = sim::prefill_key(ps);
+        const sim::Stored held = rerun ? sim::Stored::absent : store.stored(key);
+        stale += held == sim::Stored::stale;
+        if (held == sim::Stored::current || (held == sim::Stored::stale && !rerun_stale)) {
+          r = *store.get(key);
+          ++reused;
+          progress.update(double(done - 1), prefill->workload + " " + t + " prefill (stored)");
+        } else {
+          progress.update(double(done - 1), prefill->workload + " " + t + " prefill");
+          r = sim::simulate_prefill(ps);
+          store.put(r);
+          ++simulated;
+        }
+      } catch (const std::exception& e) {
+        std::printf("%-24s %9llu %-22s failed: %s\n", prefill->workload.c_str(), (unsigned long long)prefill->context,
+                    t.c_str(), e.what());
+        continue;
+      }
+      const double ttft = r.get_metric("ttft");
+      if (t == "baseline") base_ttft = ttft;
+      const std::string speedup = base_ttft > 0 && ttft > 0 ? std::to_string(base_ttft / ttft).substr(0, 5) : "n/a";
+      std::printf("%-24s %9llu %-22s %12.3f %8s %10.0f %9.2f%%\n", prefill->workload.c_str(),
+                  (unsigned long long)prefill->context, t.c_str(), ttft / 1e3, speedup.c_str(),
+                  r.get_metric("simulated_chunks"), 100 * r.get_metric("fit_max_error"));
+      std::fflush(stdout);
+      for (const auto& warning : r.warnings) notes.push_back(prefill->workload + " " + t + " prefill: " + warning);
+    }
+  }
   // The table measures what the configurations did: where that is not what they asked for, it says so.
   if (!notes.empty()) std::printf("\nnot as configured (%zu):\n", notes.size());
   for (const auto& n : notes) std::printf("  %s\n", n.c_str());

@@ -113,31 +113,92 @@ double ChunkLine::max_error(const std::vector<PrefillChunk>& chunks) const {
   return e;
 }
 
-RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* chunks_out) {
-  const auto t0 = std::chrono::steady_clock::now();
-  RunSpec base = spec.run;
-  apply_step_sets(base.step, base.sets);
-  base.step.phase = trace::Phase::prefill;
-  const trace::ModelShape shape = checked_shape(base);
-  const uint64_t T = base.step.chunk_tokens;
-  std::vector<PrefillChunk> chunks = plan_prefill_chunks(base.step.context, T, spec.sampled_chunks);
+namespace {
+
+// The prefill's step and its chunks, those to simulate first marked: what simulate_prefill runs and
+// prefill_key hashes, computed once for both.
+struct Planned {
+  RunSpec base;
+  trace::ModelShape shape;
+  std::vector<PrefillChunk> chunks;
+  uint64_t T = 0;
+  std::function<bool(const PrefillChunk&)> on_line;
+};
+
+Planned plan_of(const PrefillSpec& spec) {
+  Planned p;
+  p.base = spec.run;
+  apply_step_sets(p.base.step, p.base.sets);
+  p.base.step.phase = trace::Phase::prefill;
+  p.shape = checked_shape(p.base);
+  p.T = p.base.step.chunk_tokens;
+  p.chunks = plan_prefill_chunks(p.base.step.context, p.T, spec.sampled_chunks);
   // Until its queries see top-k tokens, a chunk's sparse attention grows with its position and
   // then stays: those first chunks are off the line, so they are simulated, and the others are
   // interpolated between the simulated ones on it.
-  const uint64_t onset = shape.indexer.topk;
-  const auto on_line = [&](const PrefillChunk& c) { return c.end - c.begin == T && c.begin >= onset; };
+  const uint64_t onset = p.shape.indexer.topk, T = p.T;
+  p.on_line = [onset, T](const PrefillChunk& c) { return c.end - c.begin == T && c.begin >= onset; };
   size_t line_chunks = 0;
-  for (auto& c : chunks) {
+  for (auto& c : p.chunks) {
     if (c.begin < onset) c.simulated = true;
-    line_chunks += on_line(c) && c.simulated;
+    line_chunks += p.on_line(c) && c.simulated;
   }
   // The line needs two chunks: the first one on it, besides the last.
   if (line_chunks < 2)
-    for (auto& c : chunks)
-      if (on_line(c)) {
+    for (auto& c : p.chunks)
+      if (p.on_line(c)) {
         c.simulated = true;
         break;
       }
+  return p;
+}
+
+// The run of the chunk [end - tokens, end).
+RunSpec chunk_spec(const RunSpec& base, uint64_t end, uint64_t tokens) {
+  RunSpec s = base;
+  s.step.context = end;
+  s.step.chunk_tokens = uint32_t(tokens);
+  s.timeline.clear();
+  s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
+               s.sets.end());  // applied already; a chunk's own context and size win
+  return s;
+}
+
+// The whole prefill's configuration: its last chunk's, with the prompt's context and how it was
+// sampled. Only inputs: what the sampling found (chunks simulated, refinement rounds) is in the
+// metrics, so the key is known before anything runs (a study reuses a stored prefill by it).
+nlohmann::json prefill_config(nlohmann::json config, const Planned& p, const PrefillSpec& spec) {
+  uint64_t first = 0;  // the chunk whose segment memos the others start from: the first simulated
+  for (const auto& c : p.chunks)
+    if (c.simulated) {
+      first = c.index;
+      break;
+    }
+  config["prefill"] = {{"context", p.base.step.context}, {"chunk", p.T}, {"chunks", p.chunks.size()},
+                       {"sampled_chunks", spec.sampled_chunks}, {"refine_tolerance", spec.refine_tolerance},
+                       {"max_simulated_chunks", spec.max_simulated_chunks},
+                       {"segment_memos_from_chunk", p.base.reuse ? nlohmann::json(first) : nlohmann::json()}};
+  config["step"]["context"] = p.base.step.context;  // the prompt's, not its last chunk's
+  config["step"]["chunk_tokens"] = p.T;
+  config["step"]["prefill_whole"] = true;
+  return config;
+}
+
+}  // namespace
+
+std::string prefill_key(const PrefillSpec& spec) {
+  const Planned p = plan_of(spec);
+  const PrefillChunk& last = p.chunks.back();
+  return run_key(prefill_config(resolve(chunk_spec(p.base, last.end, last.end - last.begin)), p, spec));
+}
+
+RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* chunks_out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Planned planned = plan_of(spec);
+  const RunSpec& base = planned.base;
+  const uint64_t T = planned.T;
+  std::vector<PrefillChunk>& chunks = planned.chunks;
+  const auto& on_line = planned.on_line;
 
   // Simulate the sampled chunks: the first alone, then the others on `workers` threads, each result
   // stored under its chunk's index (the same result whatever the count). The others start from the
@@ -158,12 +219,7 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
         std::lock_guard<std::mutex> lock(progress_mutex);
         spec.progress(started++, c.index);
       }
-      RunSpec s = base;
-      s.step.context = c.end;
-      s.step.chunk_tokens = uint32_t(c.end - c.begin);
-      s.timeline.clear();
-      s.sets.erase(std::remove_if(s.sets.begin(), s.sets.end(), [](const std::string& a) { return a.rfind("step.", 0) == 0; }),
-                   s.sets.end());  // applied above; a chunk's own context and size win
+      RunSpec s = chunk_spec(base, c.end, c.end - c.begin);
       if (seeds && j == 0) s.kept_segments = first_memos;
       else s.inherited_segments = first_memos;
       try {
@@ -231,15 +287,9 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   double roof = 0;
   for (const auto& [i, r] : runs) roof += r.roofline_ns;  // of the simulated chunks only: a lower bound
   R.roofline_ns = roof;
-  R.config["prefill"] = {{"context", base.step.context}, {"chunk", T}, {"chunks", chunks.size()},
-                         {"sampled_chunks", spec.sampled_chunks}, {"simulated", runs.size()},
-                         {"refine_tolerance", spec.refine_tolerance}, {"max_simulated_chunks", spec.max_simulated_chunks},
-                         {"refine_rounds", line.rounds},
-                         {"segment_memos_from_chunk", base.reuse ? nlohmann::json(runs.begin()->first) : nlohmann::json()}};
-  R.config["step"]["context"] = base.step.context;  // the prompt's, not its last chunk's
-  R.config["step"]["chunk_tokens"] = T;
-  R.config["step"]["prefill_whole"] = true;
+  R.config = prefill_config(std::move(R.config), planned, spec);
   R.key = run_key(R.config);
+  R.metric("refine_rounds", double(line.rounds), "count");
   R.metric("ttft", t / 1e3, "us");
   R.metric("step_time", t / 1e3, "us");
   R.metric("chunks", double(chunks.size()), "count");

@@ -84,4 +84,8 @@ ChunkLine refine_chunks(std::vector<PrefillChunk>& chunks, const std::function<b
 // model.max_position_embeddings is refused naming both values and the override.
 RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* chunks_out = nullptr);
 
+// The key simulate_prefill(spec) stores its result under, without simulating (the configuration
+// holds only inputs; refine_rounds and simulated_chunks are metrics).
+std::string prefill_key(const PrefillSpec& spec);
+
 }  // namespace indexsim::sim

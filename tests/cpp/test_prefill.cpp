@@ -140,6 +140,22 @@ TEST(Prefill, LaterChunksTakeTheFirstChunksWeightKernelsButNotThoseOverTheContex
   for (const auto& k : simulate_prefill(alone).kernels) EXPECT_NE(k.simulated, "reused") << k.name;
 }
 
+TEST(Prefill, TheKeyIsKnownBeforeSimulatingAndNamesTheInputsOnly) {
+  // prefill_key(spec) == the key simulate_prefill(spec) stores under, with and without refinement;
+  // another sampling or technique is another key. The outcomes are metrics, not configuration.
+  for (uint32_t sampled : {0u, 3u}) {
+    const PrefillSpec spec = tiny(384, 64, sampled);
+    const RunResult r = simulate_prefill(spec);
+    EXPECT_EQ(prefill_key(spec), r.key) << sampled;
+    EXPECT_FALSE(r.config.at("prefill").contains("simulated"));
+    EXPECT_GE(r.get_metric("refine_rounds"), 0.0);
+  }
+  EXPECT_NE(prefill_key(tiny(384, 64, 0)), prefill_key(tiny(384, 64, 3)));
+  PrefillSpec other = tiny(384, 64, 3);
+  other.run.techniques = "indexshare";
+  EXPECT_NE(prefill_key(other), prefill_key(tiny(384, 64, 3)));
+}
+
 TEST(Prefill, AContextBeyondTheModelsPositionsIsRefusedUnlessOverridden) {
   PrefillSpec s = tiny(131072, 4096, 2);  // tiny-dsa: max_position_embeddings 65536
   try {

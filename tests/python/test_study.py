@@ -244,3 +244,31 @@ def test_indexshare_costs_no_recall_on_a_model_that_already_shares(exe, tmp_path
     full = run("[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]", "full")
     assert shared["indexshare"] == 1.0, shared
     assert full["indexshare"] < 1.0, full
+
+
+def test_a_study_reports_time_to_first_token_per_technique_and_reuses_it(exe, tmp_path):
+    # The prefill section: one prompt's whole prefill per technique, its speed-up over the prompt's
+    # baseline (baseline TTFT / technique TTFT), stored under the prefill's key and reused.
+    tiny = str(Path(__file__).resolve().parents[1] / "data" / "workloads" / "tiny-dsa.yaml")
+    study = tmp_path / "study.yaml"
+    study.write_text(
+        f"hardware: h200\nworkloads: [{tiny}]\ncontexts: [256]\ntechniques: [baseline]\n"
+        "batch: 1\nqueries: 1\nseed: 1\nfast: true\nrecall_k: 64\n"
+        f"prefill: {{workload: {tiny}, context: 256, chunk: 64, sampled_chunks: 0, techniques: [baseline, indexshare]}}\n")
+    db = str(tmp_path / "study.sqlite")
+    out = subprocess.run([exe, "study", str(study), "--db", db], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    ttft = out.stdout.split("# time to first token")[1].split("\n\n")[0].splitlines()[2:]
+    rows = {line.split()[2]: line.split() for line in ttft}
+    assert set(rows) == {"baseline", "indexshare"}, out.stdout
+    base, share = float(rows["baseline"][3]), float(rows["indexshare"][3])
+    assert rows["baseline"][4] == "1.000" and abs(float(rows["indexshare"][4]) - base / share) < 2e-3
+    # The same TTFT as `run --phase prefill` with the same settings.
+    run = subprocess.run([exe, "run", "--hardware", "h200", "--workload", tiny, "--phase", "prefill", "--context", "256",
+                          "--chunk", "64", "--sampled-chunks", "0", "--techniques", "indexshare", "--fast", "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert abs(json.loads(run.stdout)["metrics"]["ttft"]["value"] / 1e3 - share) <= 0.0005 + 1e-9  # printed to 3 decimals
+    again = subprocess.run([exe, "study", str(study), "--db", db], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "3 runs: 0 simulated, 3 reused" in again.stdout, again.stdout
+    assert [l for l in again.stdout.splitlines() if "tiny-dsa" in l] == [l for l in out.stdout.splitlines() if "tiny-dsa" in l]
