@@ -93,7 +93,7 @@ struct Cli::Impl {
   std::map<std::string, CLI::Option*> opts;
   std::vector<std::string> words;
   std::vector<std::pair<std::string, std::string>> free;
-  bool free_on = false, words_on = false;
+  bool free_on = false;
   explicit Impl(const std::string& description) : app(description) {}
   void keep(const std::string& names, CLI::Option* o) {
     // "-o,--output": either name reads it.
@@ -149,7 +149,6 @@ Cli& Cli::optional(const std::string& spec, const std::string& help) {
 Cli& Cli::positionals(const std::string& spec, const std::string& help) {
   const auto [name, meta] = split_meta(spec);
   impl_->app.add_option(name, impl_->words, help)->type_name(meta == "VALUE" ? "" : meta);
-  impl_->words_on = true;
   return *this;
 }
 

@@ -142,6 +142,8 @@ const char* kFooter =
     "other workloads (default: the study's; a workload only extra rows name gets a baseline row too),\n"
     "each against that workload and context's baseline on the study's hardware.\n"
     "workload_contexts: {W: [C...], ...} gives a workload its own contexts instead of the study's.\n"
+    "prefill: {workload, context, chunk, sampled_chunks, techniques, jobs} adds a time-to-first-token\n"
+    "table: each technique's whole chunked prefill of one prompt against its baseline.\n"
     "A run already stored in --db (same resolved configuration) is reused, not simulated again.";
 
 int study(const Args& args) {
