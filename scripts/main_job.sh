@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs and builds (scripts/setup.sh), then runs the default study
 # (configs/studies/default.yaml) into results/default-study.sqlite and prints its table.
-# Re-running skips nothing it has not stored: each run is replaced by its newer result.
+# A re-run reuses the runs it stored (those of another code version too: `study --rerun-stale`
+# simulates them again, `--rerun` everything). From an empty database: about 7 minutes for the decode
+# rows and 9 more for the three whole prefills (time to first token) on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
