@@ -224,6 +224,11 @@ std::optional<std::string> Cli::optional_value(const std::string& name) const {
 
 const std::vector<std::string>& Cli::positional() const { return impl_->words; }
 
+void Cli::only_for(const std::vector<const char*>& names, const std::string& what) const {
+  for (const char* n : names)
+    if (has(n)) throw std::invalid_argument(std::string(n) + " applies to " + what);
+}
+
 const std::vector<std::pair<std::string, std::string>>& Cli::free() const { return impl_->free; }
 
 }  // namespace indexsim::cli

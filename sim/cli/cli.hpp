@@ -48,6 +48,9 @@ class Cli {
   // `--name [value]`: nullopt when absent, "" when given without a value.
   std::optional<std::string> optional_value(const std::string& name) const;
   const std::vector<std::string>& positional() const;
+  // Options of another mode are refused, not ignored: the first of `names` given throws
+  // "<name> applies to <what>".
+  void only_for(const std::vector<const char*>& names, const std::string& what) const;
   const std::vector<std::pair<std::string, std::string>>& free() const;
 
  private:

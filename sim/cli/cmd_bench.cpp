@@ -78,11 +78,9 @@ int bench_memory(const Args& args) {
     format = sim::memtrace::parse_format(f);
     tspec.back_to_back = ap.has("--back-to-back");
     trace_clock_MHz = ap.f64("--trace-clock-MHz", 0);
-    for (const char* o : {"--requests", "--footprint-MiB", "--write-fraction", "--seed"})
-      if (ap.has(o)) throw std::invalid_argument(std::string(o) + " applies to --pattern, not to --trace");
+    ap.only_for({"--requests", "--footprint-MiB", "--write-fraction", "--seed"}, "--pattern, not to --trace");
   } else {
-    for (const char* o : {"--format", "--back-to-back", "--trace-clock-MHz"})
-      if (ap.has(o)) throw std::invalid_argument(std::string(o) + " applies to --trace, not to --pattern");
+    ap.only_for({"--format", "--back-to-back", "--trace-clock-MHz"}, "--trace, not to --pattern");
     spec.pattern = sim::parse_bench_pattern(pattern_s);
     spec.requests = ap.u64("--requests", 1000000);
     if (spec.requests == 0) throw std::invalid_argument("--requests = 0: must be >= 1");

@@ -75,10 +75,8 @@ int bench_collective(const Args& args) {
   const bool fast = !ap.has("--detailed");
   const bool json = ap.has("--json");
   const bool ep = op == "ep_dispatch" || op == "ep_combine";
-  // The other kind's options are refused, not ignored.
-  for (const char* o : ep ? std::vector<const char*>{"--bytes", "--min-bytes", "--max-bytes", "--factor"}
-                          : std::vector<const char*>{"--tokens", "--hidden", "--topk", "--experts", "--skew"})
-    if (ap.has(o)) throw std::invalid_argument(std::string(o) + (ep ? " applies to NCCL collectives, not to " : " applies to dispatch and combine, not to ") + op);
+  if (ep) ap.only_for({"--bytes", "--min-bytes", "--max-bytes", "--factor"}, "NCCL collectives, not to " + op);
+  else ap.only_for({"--tokens", "--hidden", "--topk", "--experts", "--skew"}, "dispatch and combine, not to " + op);
   std::vector<uint64_t> sizes;
   std::string ep_keys;
   if (ep) {

@@ -5,6 +5,7 @@
 // measured by the functional models on the real-vector fixture.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -258,6 +259,23 @@ int study(const Args& args) {
       root.fail("workload_contexts", oc.first, "must name a workload of the study or of its extra rows");
   size_t done = 0, simulated = 0, reused = 0, stale = 0;
   sim::Progress progress("study", total);
+  // The run stored under `key` is this run (of this code version, or of another unless
+  // --rerun-stale); otherwise `make` simulates it and it is stored. Counted either way.
+  const auto stored_or = [&](const std::string& key, const std::string& label,
+                             const std::function<sim::RunResult()>& make) -> sim::RunResult {
+    const sim::Stored held = rerun ? sim::Stored::absent : store.stored(key);
+    stale += held == sim::Stored::stale;
+    if (held == sim::Stored::current || (held == sim::Stored::stale && !rerun_stale)) {
+      ++reused;
+      progress.update(double(done - 1), label + " (stored)");
+      return *store.get(key);
+    }
+    progress.update(double(done - 1), label);
+    sim::RunResult r = make();
+    store.put(r);
+    ++simulated;
+    return r;
+  };
   const std::string recall_col = at_ratio ? "recall@k/n" : "recall@" + std::to_string(k);
   if (at_ratio)
     std::printf("# accuracy: tests/data/%s, recall@k with k / %lld = %d / context (the run's own budget ratio)\n",
@@ -284,30 +302,23 @@ int study(const Args& args) {
         double recall = -1;
         bool on_fallback = false;
         try {
-          // A stored run of the same resolved configuration is this run (its key says so).
-          const std::string key = sim::run_key(sim::resolve(spec));
-          const sim::Stored held = rerun ? sim::Stored::absent : store.stored(key);
-          stale += held == sim::Stored::stale;
-          if (held == sim::Stored::current || (held == sim::Stored::stale && !rerun_stale)) {
-            r = *store.get(key);
-            recall = r.get_metric("accuracy_recall_at_k");
-            on_fallback = r.get_metric("accuracy_on_fallback_fixture", 0) > 0;
-            ++reused;
-            progress.update(double(done - 1), w + " " + t + " " + std::to_string(uint64_t(ctx)) + " (stored)");
-          } else {
-            progress.update(double(done - 1), w + " " + t + " " + std::to_string(uint64_t(ctx)));
-            r = sim::simulate(spec);
-            const bool shares = r.config.contains("workload") && model_shares(r.config.at("workload"));
-            recall = accuracy.of(r.config.at("techniques"), k_of(accuracy, ctx), shares);
-            if (recall < 0 && fallback) {
-              recall = fallback->of(r.config.at("techniques"), k_of(*fallback, ctx), shares);
-              on_fallback = recall >= 0;
+          // A stored run of the same resolved configuration is this run (its key says so); a
+          // simulated one is stored with its accuracy.
+          r = stored_or(sim::run_key(sim::resolve(spec)), w + " " + t + " " + std::to_string(uint64_t(ctx)), [&] {
+            sim::RunResult x = sim::simulate(spec);
+            const bool shares = x.config.contains("workload") && model_shares(x.config.at("workload"));
+            double rec = accuracy.of(x.config.at("techniques"), k_of(accuracy, ctx), shares);
+            bool fb = false;
+            if (rec < 0 && fallback) {
+              rec = fallback->of(x.config.at("techniques"), k_of(*fallback, ctx), shares);
+              fb = rec >= 0;
             }
-            r.metric("accuracy_recall_at_k", recall, "fraction");
-            if (on_fallback) r.metric("accuracy_on_fallback_fixture", 1, "flag");
-            store.put(r);
-            ++simulated;
-          }
+            x.metric("accuracy_recall_at_k", rec, "fraction");
+            if (fb) x.metric("accuracy_on_fallback_fixture", 1, "flag");
+            return x;
+          });
+          recall = r.get_metric("accuracy_recall_at_k");
+          on_fallback = r.get_metric("accuracy_on_fallback_fixture", 0) > 0;
         } catch (const std::exception& e) {
           std::printf("%-16s %9.0f %-22s failed: %s\n", w.c_str(), ctx, t.c_str(), e.what());
           continue;
@@ -354,19 +365,7 @@ int study(const Args& args) {
       ++done;
       sim::RunResult r;
       try {
-        const std::string key = sim::prefill_key(ps);
-        const sim::Stored held = rerun ? sim::Stored::absent : store.stored(key);
-        stale += held == sim::Stored::stale;
-        if (held == sim::Stored::current || (held == sim::Stored::stale && !rerun_stale)) {
-          r = *store.get(key);
-          ++reused;
-          progress.update(double(done - 1), prefill->workload + " " + t + " prefill (stored)");
-        } else {
-          progress.update(double(done - 1), prefill->workload + " " + t + " prefill");
-          r = sim::simulate_prefill(ps);
-          store.put(r);
-          ++simulated;
-        }
+        r = stored_or(sim::prefill_key(ps), prefill->workload + " " + t + " prefill", [&] { return sim::simulate_prefill(ps); });
       } catch (const std::exception& e) {
         std::printf("%-24s %9llu %-22s failed: %s\n", prefill->workload.c_str(), (unsigned long long)prefill->context,
                     t.c_str(), e.what());

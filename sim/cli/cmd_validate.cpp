@@ -35,14 +35,8 @@ void declare(Cli& cli) {
       .flag("--json", "print JSON instead of a table");
 }
 
-// Options of one mode given in the other are refused, not ignored.
-void only_with(const Cli& cli, const std::vector<const char*>& names, const char* mode) {
-  for (const char* n : names)
-    if (cli.has(n)) throw std::invalid_argument(std::string(n) + " applies to " + mode);
-}
-
 int validate_published(const Cli& cli) {
-  only_with(cli, {"--trace", "--hardware", "--set", "--fast", "--db"}, "validate --trace, not to --published");
+  cli.only_for({"--trace", "--hardware", "--set", "--fast", "--db"}, "validate --trace, not to --published");
   std::string file = cli.optional_value("--published").value_or("");
   const std::string only_case = cli.value("--case"), only_group = cli.value("--group");
   const std::string markdown = cli.value("--markdown");
@@ -78,7 +72,7 @@ int validate_cmd(const Args& args) {
   declare(cli);
   if (!cli.parse(args)) return 0;
   if (cli.has("--published")) return validate_published(cli);
-  only_with(cli, {"--case", "--group", "--markdown"}, "validate --published");
+  cli.only_for({"--case", "--group", "--markdown"}, "validate --published");
   sim::RunSpec spec;
   spec.hardware = cli.value("--hardware");
   spec.trace = cli.value("--trace");

@@ -119,7 +119,6 @@ namespace {
 // prefill_key hashes, computed once for both.
 struct Planned {
   RunSpec base;
-  trace::ModelShape shape;
   std::vector<PrefillChunk> chunks;
   uint64_t T = 0;
   std::function<bool(const PrefillChunk&)> on_line;
@@ -130,13 +129,13 @@ Planned plan_of(const PrefillSpec& spec) {
   p.base = spec.run;
   apply_step_sets(p.base.step, p.base.sets);
   p.base.step.phase = trace::Phase::prefill;
-  p.shape = checked_shape(p.base);
+  const trace::ModelShape shape = checked_shape(p.base);
   p.T = p.base.step.chunk_tokens;
   p.chunks = plan_prefill_chunks(p.base.step.context, p.T, spec.sampled_chunks);
   // Until its queries see top-k tokens, a chunk's sparse attention grows with its position and
   // then stays: those first chunks are off the line, so they are simulated, and the others are
   // interpolated between the simulated ones on it.
-  const uint64_t onset = p.shape.indexer.topk, T = p.T;
+  const uint64_t onset = shape.indexer.topk, T = p.T;
   p.on_line = [onset, T](const PrefillChunk& c) { return c.end - c.begin == T && c.begin >= onset; };
   size_t line_chunks = 0;
   for (auto& c : p.chunks) {
@@ -196,7 +195,6 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   const auto t0 = std::chrono::steady_clock::now();
   Planned planned = plan_of(spec);
   const RunSpec& base = planned.base;
-  const uint64_t T = planned.T;
   std::vector<PrefillChunk>& chunks = planned.chunks;
   const auto& on_line = planned.on_line;
 

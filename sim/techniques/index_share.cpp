@@ -225,11 +225,26 @@ class IndexShare : public Technique {
   uint64_t offload_first_layer(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
   bool pin_what_fits(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const;
   bool fits_beside(const Workload& w, int layer, uint64_t copy_bytes, const TechniqueContext& ctx, nlohmann::json& rep) const;
-  const RegionInfo* first_region(const TechniqueContext& ctx) const {
-    if (ctx.regions)
+  // The first layer's region in whole placement pages (nothing else is pinned there; if something
+  // were, a copy would spill and warn like any pin); 0 when the region or placement is unknown.
+  uint64_t room(const TechniqueContext& ctx) const {
+    if (ctx.regions && ctx.placement)
       for (const RegionInfo& r : *ctx.regions)
-        if (r.name == first_layer_region_) return &r;
-    return nullptr;
+        if (r.name == first_layer_region_) return r.capacity_bytes / ctx.placement->page_bytes * ctx.placement->page_bytes;
+    return 0;
+  }
+  // A copy of `cache` named with `suffix`, `bytes` long, pinned to the first layer's region; the
+  // records `on_copy` of `acc` read it instead of the cache. Returns the copy's name.
+  std::string pin_copy(Workload& w, uint32_t cache, const std::string& suffix, uint64_t bytes,
+                       std::vector<trace::AccessRecord>& acc, const std::vector<size_t>& on_copy,
+                       const TechniqueContext& ctx) const {
+    trace::TensorRecord copy = w.tensors()[cache];
+    copy.name += suffix;
+    copy.bytes = bytes;
+    const uint32_t id = w.add_tensor(copy);
+    for (size_t i : on_copy) acc[i].tensor = id;
+    ctx.placement->pins[copy.name] = first_layer_region_;
+    return copy.name;
   }
 
   uint32_t group_ = 4, full_first_ = 1;
@@ -249,15 +264,13 @@ class IndexShare : public Technique {
 // caller then pins the whole cache (placement spills it with a warning if it does not fit).
 // The step's new entries are still appended to the HBM cache only.
 bool IndexShare::pin_what_fits(Workload& w, int layer, const TechniqueContext& ctx, nlohmann::json& rep) const {
-  // Room: the region's whole capacity in placement pages (nothing else is pinned there; if something
-  // were, the copy would spill and warn like any pin).
-  const RegionInfo* region = first_region(ctx);
+  const uint64_t room = this->room(ctx);
   const size_t v = w.find(layer, trace::KernelKind::indexer_score);
   const CacheRows c = cache_rows(w, layer, ctx);
-  if (!region || !ctx.placement || v == Workload::npos || !c.why.empty()) return false;
+  if (room == 0 || v == Workload::npos || !c.why.empty()) return false;
   const PlacementPolicy& policy = *ctx.placement;
   const auto pages = [&](uint64_t b) { return policy.allocated_bytes(b); };
-  const uint64_t room = region->capacity_bytes / policy.page_bytes * policy.page_bytes, bytes = w.tensors()[c.tensor].bytes;
+  const uint64_t bytes = w.tensors()[c.tensor].bytes;
   if (pages(bytes) <= room) return false;
   PageSplit cut{c.entry_bytes, c.page, 0, c.entries * c.entry_bytes};
   // The largest head whose copy fits: start from the capacity's share of a page and step down.
@@ -281,14 +294,9 @@ bool IndexShare::pin_what_fits(Workload& w, int layer, const TechniqueContext& c
     }
   }
   if (on_copy.empty()) return false;
-  trace::TensorRecord copy = w.tensors()[cache];
-  copy.name = cache_name + ".sram";
-  copy.bytes = c.batch * cut.copy_row_bytes();
-  const uint32_t id = w.add_tensor(copy);
-  for (size_t i : on_copy) acc[i].tensor = id;
+  const std::string copy = pin_copy(w, cache, ".sram", c.batch * cut.copy_row_bytes(), acc, on_copy, ctx);
   w.kernels()[v].accesses = std::move(acc);
-  ctx.placement->pins[copy.name] = first_layer_region_;
-  rep["first_layer_pin"] = copy.name;   // techniques.pins says whether it fitted
+  rep["first_layer_pin"] = copy;   // techniques.pins says whether it fitted
   rep["first_layer_pin_of"] = cache_name;
   rep["first_layer_pin_page_entries"] = c.page;
   rep["first_layer_pin_head_entries"] = cut.head;
@@ -301,11 +309,10 @@ bool IndexShare::pin_what_fits(Workload& w, int layer, const TechniqueContext& c
 // SMs' part stays where placement puts it: asking would only spill the pin and warn.
 bool IndexShare::fits_beside(const Workload& w, int layer, uint64_t copy_bytes, const TechniqueContext& ctx,
                              nlohmann::json& rep) const {
-  const RegionInfo* region = first_region(ctx);
+  const uint64_t room = this->room(ctx);
   const CacheRows c = cache_rows(w, layer, ctx);
-  if (!region || !ctx.placement || !c.why.empty()) return true;
+  if (room == 0 || !c.why.empty()) return true;
   const PlacementPolicy& policy = *ctx.placement;
-  const uint64_t room = region->capacity_bytes / policy.page_bytes * policy.page_bytes;
   const uint64_t whole = policy.allocated_bytes(w.tensors()[c.tensor].bytes), copy = policy.allocated_bytes(copy_bytes);
   if (whole + copy <= room) return true;
   rep["first_layer_pin_not_asked"] = "the whole cache (" + std::to_string(whole) + " B) does not fit beside the NPU's copy (" +
@@ -333,7 +340,6 @@ uint64_t IndexShare::offload_first_layer(Workload& w, int layer, const Technique
   const auto& md = w.metadata();
   const trace::ModelShape& m = *ctx.shape;
   const uint32_t cache = c.tensor;
-  const std::string cache_name = w.tensors()[cache].name;
   const uint64_t batch = c.batch, eb = c.entry_bytes, cap = c.entries, page = c.page;
   const uint64_t head = std::clamp<uint64_t>(uint64_t(std::llround(npu_share_ * double(page))), 1, page - 1);
   // The NPU's copy of its entries of every sequence's cache (rows of cap entries); the logits rows
@@ -368,11 +374,8 @@ uint64_t IndexShare::offload_first_layer(Workload& w, int layer, const Technique
     out["skipped"] = "the scoring kernel's scan is not a page-aligned strided read";
     return 0;
   }
-  trace::TensorRecord copy = w.tensors()[cache];
-  copy.name = cache_name + ".npu";
-  copy.bytes = batch * cut.copy_row_bytes();
-  const uint32_t slice = w.add_tensor(copy);
-  for (size_t i : on_copy) npu_acc[i].tensor = slice;
+  const uint64_t copy_bytes = batch * cut.copy_row_bytes();
+  const std::string copy = pin_copy(w, cache, ".npu", copy_bytes, npu_acc, on_copy, ctx);
   const double f = double(npu_bytes) / double(all_bytes);
   trace::KernelRecord rec = gpu.rec;
   rec.name += ".npu";
@@ -392,7 +395,6 @@ uint64_t IndexShare::offload_first_layer(Workload& w, int layer, const Technique
   npu.mm_n = uint64_t(m.local_index_heads()) * q;
   for (size_t p : preds) w.add_edge(p, nv);
   for (size_t s : succs) w.add_edge(nv, s);
-  ctx.placement->pins[copy.name] = first_layer_region_;
 
   out["layer"] = layer;
   out["kernel"] = rec.name;
@@ -403,8 +405,8 @@ uint64_t IndexShare::offload_first_layer(Workload& w, int layer, const Technique
   out["scan_bytes_on_npu"] = npu_bytes;
   out["shared_bytes"] = shared_bytes;  // read by both parts (the queries)
   out["share"] = f;
-  out["npu_copy"] = copy.name;   // pinned to first_layer_region; techniques.pins says whether it fitted
-  return copy.bytes;
+  out["npu_copy"] = copy;   // pinned to first_layer_region; techniques.pins says whether it fitted
+  return copy_bytes;
 }
 
 }  // namespace
