@@ -47,6 +47,8 @@ void declare(Cli& cli) {
       .option("--techniques NAME|FILE", "technique preset (configs/techniques/) or YAML file (default baseline)")
       .repeated("--set K=V", "override one key: hardware.K=V, workload.K=V, techniques.K=V or step.K=V")
       .flag("--fast", "the fast mode (sampled waves, coarse requests; README \"Timing model\")")
+      .option("--engine native|systemc", "the loop that runs the units: native (default) or SystemC, every processor "
+                                         "reaching memory through a TLM-2.0 socket (the same results)")
       .flag("--no-reuse", "simulate every kernel, even a segment that repeats an earlier one")
       .flag("--warm-reuse", "a repeated segment takes its figures from its second simulated occurrence (warm L2), ~1.6x wall")
       .option("--steps N", "the decode step N times on one hardware state (1-1000); the result is the last step's")
@@ -86,6 +88,9 @@ sim::RunSpec parse_run_spec(const Cli& ap) {
   spec.warm_reuse = ap.has("--warm-reuse");
   if (!spec.reuse && spec.warm_reuse) throw std::invalid_argument("run: --no-reuse and --warm-reuse exclude each other");
   spec.timeline = ap.value("--timeline");
+  spec.engine = ap.value("--engine", "native");
+  if (spec.engine != "native" && spec.engine != "systemc")
+    throw std::invalid_argument("--engine must be native or systemc, not '" + spec.engine + "'");
   spec.steps = ap.u32("--steps", 1);
   spec.max_line_requests = ap.f64("--max-line-requests", spec.max_line_requests);
   if (spec.steps == 0 || spec.steps > 1000) throw std::invalid_argument("--steps must be between 1 and 1000");
@@ -109,6 +114,9 @@ int run_cmd(const Args& args) {
   const uint64_t max_simulated = ap.u64("--max-simulated-chunks", defaults.max_simulated_chunks);
   const uint64_t jobs = ap.u64("--jobs", 1);
   if (jobs < 1 || jobs > 256) throw std::invalid_argument("--jobs " + std::to_string(jobs) + ": must be between 1 and 256 threads");
+  if (jobs > 1 && spec.engine == "systemc")
+    throw std::invalid_argument("--engine systemc runs one chunk at a time (one SystemC kernel a process): drop --jobs " +
+                                std::to_string(jobs));
   if (!(refine_percent >= 0 && refine_percent <= 100))
     throw std::invalid_argument("--refine-percent " + std::to_string(refine_percent) +
                                 ": a share of the time to first token, at least 0 and at most 100");

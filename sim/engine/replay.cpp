@@ -306,8 +306,18 @@ ReplayOutput Engine::run() {
     const Tick tq = q_.empty() ? model::kNever : q_.top().t;
     Tick tp = model::kNever;
     for (const model::Processor* p : procs_) tp = std::min(tp, p->next_event());
-    const Tick t = std::min(tq, tp);
-    if (t == model::kNever) throw std::runtime_error("replay deadlock: kernels left but nothing scheduled (cyclic dependences?)");
+    Tick t = std::min(tq, tp);
+    if (opt_.wait_until) {
+      const Tick woke = opt_.wait_until(t);
+      if (woke < t) {
+        // An external unit answered first: what the processors remember of the memory is stale.
+        for (model::Processor* p : procs_) p->memory_moved();
+        now = std::max(now, woke);
+        continue;
+      }
+    } else if (t == model::kNever) {
+      throw std::runtime_error("replay deadlock: kernels left but nothing scheduled (cyclic dependences?)");
+    }
     now = std::max(now, t);
     if (tp <= now) {
       for (uint32_t i = 0; i < procs_.size(); ++i) {

@@ -63,6 +63,10 @@ struct ReplayOptions {
   // the counters of what is not simulated are derived from them (ReplayOutput::unsimulated).
   std::function<void(model::StatSink&)> counters;
   std::function<void(double fraction)> progress;  // called now and then with the share of CTAs done
+  // The SystemC engine (sim/engine/systemc.hpp): suspends the replay's SystemC thread until time `t`
+  // (model::kNever: until news) or until a unit outside the replay's calls has news (an external
+  // target answered), and returns the time it woke. Empty: the native loop jumps to `t`.
+  std::function<model::Tick(model::Tick t)> wait_until;
   // The replay starts at this time, its processors and memory carrying the state an earlier replay
   // left when it ended then (consecutive decode steps). The output's times are from it.
   model::Tick start_ps = 0;

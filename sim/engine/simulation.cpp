@@ -9,6 +9,7 @@
 
 #include "models/common/processor.hpp"
 #include "models/common/params.hpp"
+#include "models/external/tlm_region.hpp"
 #include "sim/core/config_load.hpp"
 #include "sim/core/version.hpp"
 #include "sim/engine/replay.hpp"
@@ -97,8 +98,9 @@ void apply_cache_policy(config::Document& hw, const std::string& tech_file, cons
                               "hardware " + hw.file() + " has no memory with a cache policy (an SRAM region) to apply it to");
 }
 
-// Reads every config (and builds the memory system and processor) without running anything.
-Loaded load(const RunSpec& spec) {
+// Reads every config (and builds the memory system and processor) without running anything. With
+// `sc` (the SystemC engine), each processor reaches its memory port through a TLM-2.0 link.
+Loaded load(const RunSpec& spec, ScRun* sc = nullptr) {
   Loaded L;
   L.step = spec.step;
   // The techniques first: their placement's npu_cache_policy may set the hardware's SRAM policy.
@@ -121,7 +123,9 @@ Loaded load(const RunSpec& spec) {
   hw.note("description");
   // The whole system is built even when only resolving: building reads (and validates) every key.
   auto system = make_target(hw, "system");
-  L.machine = build_machine(hw, *system);
+  PortLink link;
+  if (sc) link = [sc](uint32_t slot, model::MemoryDevice& port) -> model::MemoryDevice& { return sc->link(slot, port); };
+  L.machine = build_machine(hw, *system, link);
   const auto table = read_regions(hw);
   for (size_t i = 0; i < table.size(); ++i) {
     const model::MemoryDevice* dev = system->part(table[i].name);
@@ -238,6 +242,22 @@ void place_on_npu(Workload& w, const Loaded& L) {
     if (!k.removed && std::find(kinds.begin(), kinds.end(), k.rec.kind) != kinds.end()) k.processor = 1;
 }
 
+// Regions served by an external TLM-2.0 target (impl: tlm_target) are bound by the caller under the
+// SystemC engine; the native engine has no SystemC kernel to run them in.
+void bind_external_regions(Loaded& L, ScRun* sc, const std::function<void(ScBindings&)>& bind) {
+  const config::Node hw = L.hw->root();
+  for (const RegionSpec& r : read_regions(hw)) {
+    auto* ext = dynamic_cast<model::TlmRegion*>(L.memory->part(r.name));
+    if (!ext) continue;
+    if (!sc)
+      throw config::ConfigError(L.hw->file(), r.section + ".impl", "tlm_target",
+                                "an external TLM-2.0 target runs under the SystemC engine only, bound by a program "
+                                "that links the library (RunSpec::engine = systemc, RunSpec::bind; examples/systemc)");
+    sc->add_region(r.name, *ext);
+  }
+  if (sc && bind) bind(sc->bindings());
+}
+
 // The line requests a run's kernels ask for, against RunSpec::max_line_requests.
 void check_work_budget(const Workload& w, const model::Processor& proc, double max_lines) {
   if (max_lines <= 0) return;
@@ -260,9 +280,15 @@ nlohmann::json resolve(const RunSpec& spec) { return load(spec).config; }
 
 RunResult simulate(const RunSpec& spec) {
   const auto t0 = std::chrono::steady_clock::now();
-  Loaded L = load(spec);
+  if (spec.engine != "native" && spec.engine != "systemc")
+    throw std::invalid_argument("engine must be native or systemc, not '" + spec.engine + "'");
+  std::unique_ptr<ScRun> sc;
+  if (spec.engine == "systemc") sc = std::make_unique<ScRun>();  // the context the units elaborate in
+  Loaded L = load(spec, sc.get());
+  bind_external_regions(L, sc.get(), spec.bind);
   RunResult R;
   R.config = L.config;
+  if (sc) R.config["engine"] = "systemc";
   R.key = run_key(R.config);
   R.hardware = L.hw->resolved().value("name", spec.hardware);
   R.techniques = L.techniques.enabled;
@@ -347,24 +373,32 @@ RunResult simulate(const RunSpec& spec) {
       else it->value += e.value;
     }
   };
-  for (uint32_t s = 0; s < spec.steps; ++s) {
-    const bool last = s + 1 == spec.steps;
-    ReplayOptions o = opt;
-    o.start_ps = out.end_ps;
-    if (!last) {
-      o.timeline_path.clear();
-      o.sample_counters = nullptr;
-      o.keep_segments = false;
-    } else if (spec.steps > 1) {
-      L.memory->report(before_last, "");
-      unsimulated_before_last = unsimulated;
-      before_last.add_counters(unsimulated_before_last);
+  const auto run_steps = [&](const ScRun::WaitUntil& wait_until) {
+    for (uint32_t s = 0; s < spec.steps; ++s) {
+      const bool last = s + 1 == spec.steps;
+      ReplayOptions o = opt;
+      o.wait_until = wait_until;
+      o.start_ps = out.end_ps;
+      if (!last) {
+        o.timeline_path.clear();
+        o.sample_counters = nullptr;
+        o.keep_segments = false;
+      } else if (spec.steps > 1) {
+        L.memory->report(before_last, "");
+        unsimulated_before_last = unsimulated;
+        before_last.add_counters(unsimulated_before_last);
+      }
+      if (spec.progress && spec.steps > 1)
+        o.progress = [&spec, s](double f) { spec.progress((double(s) + f) / double(spec.steps)); };
+      out = replay(procs, in, o);
+      accumulate(out.unsimulated);
+      step_ns.push_back(out.step_ns);
     }
-    if (spec.progress && spec.steps > 1)
-      o.progress = [&spec, s](double f) { spec.progress((double(s) + f) / double(spec.steps)); };
-    out = replay(procs, in, o);
-    accumulate(out.unsimulated);
-    step_ns.push_back(out.step_ns);
+  };
+  if (sc) {
+    sc->run(run_steps);
+  } else {
+    run_steps({});
   }
   if (spec.kept_segments) *spec.kept_segments = std::move(out.segments);
 

@@ -12,6 +12,7 @@
 #include "sim/core/config_load.hpp"
 #include "sim/engine/run_result.hpp"
 #include "sim/engine/segment_reuse.hpp"
+#include "sim/engine/systemc.hpp"
 #include "traces/generators/emulate.hpp"
 
 namespace indexsim::sim {
@@ -42,6 +43,12 @@ struct RunSpec {
   // set, where the run leaves its own (a whole prefill's first chunk, for the others).
   std::shared_ptr<const SegmentLibrary> inherited_segments;
   std::shared_ptr<SegmentLibrary> kept_segments;
+  // "native" (the plain C++ loop) or "systemc" (sim/engine/systemc.hpp): with the project's own
+  // units the same results, bit for bit. A SystemC run's configuration records `engine: systemc`.
+  std::string engine = "native";
+  // SystemC engine: binds the hardware's external regions (impl: tlm_target) to the caller's own
+  // targets, during elaboration; modules made here belong to the run's SystemC context.
+  std::function<void(ScBindings&)> bind;
   std::string timeline;                 // Perfetto JSON output path, empty = none
   std::function<void(double)> progress;
 };

@@ -23,7 +23,7 @@ void check_requester_ports(const config::Node& root, const SystemLayout& layout,
 
 }  // namespace
 
-Machine build_machine(const config::Node& root, BuiltTarget& memory) {
+Machine build_machine(const config::Node& root, BuiltTarget& memory, const PortLink& link) {
   const SystemLayout layout = read_layout(root);
   if (layout.processors.empty())
     root.child("system").fail("processors", "", "needs at least one processor to run kernels (a memory preset runs `bench memory` only)");
@@ -37,7 +37,7 @@ Machine build_machine(const config::Node& root, BuiltTarget& memory) {
   for (size_t i = 0; i < layout.processors.size(); ++i) {
     const ProcessorSlot& slot = layout.processors[i];
     model::MemoryDevice& port = m.ports ? m.ports->port(uint32_t(i), first_source) : static_cast<model::MemoryDevice&>(memory);
-    auto proc = model::make_processor(root.child(slot.section), port);
+    auto proc = model::make_processor(root.child(slot.section), link ? link(uint32_t(i), port) : port);
     if (!slot.local_region.empty()) {
       slots[i].req<std::string>("local_region", config::Rule::choice(regions));
       const model::MemoryDevice* local = memory.part(slot.local_region);

@@ -7,6 +7,7 @@
 // written in the files. A slot's `local_region` gives its processor that region's address window.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,7 +25,9 @@ struct Machine {
 };
 
 // ConfigError naming `system.processors` when there is none; the interconnect's requester ports
-// are checked against the processors' units.
-Machine build_machine(const config::Node& hw_root, BuiltTarget& memory);
+// are checked against the processors' units. `link`, where given, stands between each slot and its
+// memory port (the SystemC engine's TLM-2.0 links): the processor is built over what it returns.
+using PortLink = std::function<model::MemoryDevice&(uint32_t slot, model::MemoryDevice& port)>;
+Machine build_machine(const config::Node& hw_root, BuiltTarget& memory, const PortLink& link = {});
 
 }  // namespace indexsim::sim

@@ -63,6 +63,11 @@ std::vector<std::string> target_names(const config::Node& hw_root);
 class BuiltTarget : public model::MemoryDevice {
  public:
   virtual const model::MemoryDevice* part(const std::string& name) const = 0;  // nullptr if none
+  // The same part, to bind or drive (the SystemC engine binds external regions): the target owns
+  // its parts, and they are not const.
+  model::MemoryDevice* part(const std::string& name) {
+    return const_cast<model::MemoryDevice*>(static_cast<const BuiltTarget&>(*this).part(name));
+  }
 };
 
 // Builds one bench or simulation target from the hardware root. The returned device reports each

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/common/tlm_link.hpp"
+
+#include <stdexcept>
+
+#include "models/common/tlm_target.hpp"
+
+namespace indexsim::model {
+
+Tick sc_now_ps() { return sc_core::sc_time_stamp().value(); }
+
+void require_ps_resolution() {
+  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
+    throw std::invalid_argument("the SystemC time resolution is " + sc_core::sc_get_time_resolution().to_string() +
+                                "; IndexSim's units count picoseconds and need SystemC's default, 1 ps");
+}
+
+MemoryLinkTarget::MemoryLinkTarget(sc_core::sc_module_name name, MemoryDevice& core)
+    : sc_core::sc_module(name), socket("socket"), timing("timing"), core_(core) {
+  socket.register_nb_transport_fw(this, &MemoryLinkTarget::nb_transport_fw);
+  socket.register_transport_dbg(this, &MemoryLinkTarget::transport_dbg);
+  timing.bind(*this);
+}
+
+tlm::tlm_sync_enum MemoryLinkTarget::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                     sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) {
+    SC_REPORT_ERROR("MemoryLinkTarget", "nb_transport_fw: only BEGIN_REQ comes forward (BEGIN_RESP is answered TLM_COMPLETED)");
+    return tlm::TLM_COMPLETED;
+  }
+  const auto* link = gp.get_extension<LinkExtension>();
+  if (!link) {
+    SC_REPORT_ERROR("MemoryLinkTarget", "a request without LinkExtension (the requester's id)");
+    return tlm::TLM_COMPLETED;
+  }
+  const Tick at = sc_now_ps() + static_cast<Tick>(delay.value());
+  if (!core_.try_enqueue(request_of(gp, link->id), at)) {
+    ++refused_;
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    return tlm::TLM_COMPLETED;
+  }
+  ++accepted_;
+  in_core_.emplace(link->id, &gp);
+  phase = tlm::END_REQ;
+  return tlm::TLM_UPDATED;
+}
+
+void MemoryLinkTarget::advance(Tick now) {
+  done_.clear();
+  core_.advance(now, done_);
+  for (const MemCompletion& c : done_) {
+    auto it = in_core_.find(c.id);
+    if (it == in_core_.end()) throw std::logic_error("memory link: a completion for a request the core never accepted");
+    tlm::tlm_generic_payload& gp = *it->second;
+    in_core_.erase(it);
+    gp.get_extension<LinkExtension>()->done = c.done;
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time delay = sc_core::sc_time::from_value(c.done > now ? c.done - now : 0);
+    socket->nb_transport_bw(gp, phase, delay);  // TLM_COMPLETED: nothing follows
+  }
+}
+
+unsigned MemoryLinkTarget::transport_dbg(tlm::tlm_generic_payload& gp) {
+  core_.warm(request_of(gp, 0));
+  return gp.get_data_length();
+}
+
+// A payload with its extensions, reused request after request.
+struct MemoryLink::Payload : tlm::tlm_generic_payload {
+  RequesterExtension who;
+  LinkExtension link;
+  Payload() {
+    set_extension(&who);
+    set_extension(&link);
+    set_data_ptr(nullptr);  // timing only: no data moves
+  }
+  ~Payload() override {
+    clear_extension<RequesterExtension>();  // members, not the payload's to free
+    clear_extension<LinkExtension>();
+  }
+};
+
+MemoryLink::MemoryLink(sc_core::sc_module_name name, const MemoryDevice& info)
+    : sc_core::sc_module(name), socket("socket"), timing("timing"), info_(info) {
+  socket.register_nb_transport_bw(this, &MemoryLink::nb_transport_bw);
+}
+
+MemoryLink::~MemoryLink() = default;
+
+void MemoryLink::bind(MemoryLinkTarget& target) {
+  socket.bind(target.socket);
+  timing.bind(target.timing);
+}
+
+MemoryLink::Payload& MemoryLink::take(const MemRequest& req) {
+  if (free_.empty()) {
+    pool_.push_back(std::make_unique<Payload>());
+    free_.push_back(pool_.back().get());
+  }
+  Payload& p = *free_.back();
+  free_.pop_back();
+  p.set_command(req.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  p.set_address(req.addr);
+  p.set_data_length(req.bytes);
+  p.set_streaming_width(req.bytes);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  p.who.source = req.source;
+  p.who.tag = req.tag;
+  p.link.id = req.id;
+  p.link.done = 0;
+  return p;
+}
+
+bool MemoryLink::try_enqueue(const MemRequest& req, Tick now) {
+  Payload& p = take(req);
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  const Tick sc = sc_now_ps();
+  sc_core::sc_time delay = sc_core::sc_time::from_value(now > sc ? now - sc : 0);
+  const tlm::tlm_sync_enum r = socket->nb_transport_fw(p, phase, delay);
+  if (r == tlm::TLM_UPDATED && phase == tlm::END_REQ) return true;  // BEGIN_RESP follows
+  free_.push_back(&p);
+  if (r == tlm::TLM_COMPLETED && p.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) return false;
+  throw std::logic_error("memory link: the target answered BEGIN_REQ outside the link's protocol");
+}
+
+void MemoryLink::advance(Tick now, std::vector<MemCompletion>& done) {
+  collect_ = &done;
+  timing->advance(now);
+  collect_ = nullptr;
+}
+
+tlm::tlm_sync_enum MemoryLink::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
+  if (phase != tlm::BEGIN_RESP || !collect_) {
+    SC_REPORT_ERROR("MemoryLink", "nb_transport_bw: only BEGIN_RESP, and only while the link advances its target");
+    return tlm::TLM_COMPLETED;
+  }
+  const LinkExtension& link = *gp.get_extension<LinkExtension>();
+  collect_->push_back({link.id, link.done});
+  free_.push_back(static_cast<Payload*>(&gp));  // every payload on this socket is one of ours
+  return tlm::TLM_COMPLETED;
+}
+
+void MemoryLink::warm(const MemRequest& req) {
+  Payload& p = take(req);
+  socket->transport_dbg(p);
+  free_.push_back(&p);
+}
+
+}  // namespace indexsim::model

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+// The SystemC engine (`run --engine systemc`, sim/engine/systemc.hpp): the same replay with every
+// processor reaching memory through a TLM-2.0 link gives the native engine's results bit for bit;
+// a region bound to a caller's own TLM-2.0 target (impl: tlm_target) is served by it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/peq_with_cb_and_phase.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/common/tlm_target.hpp"
+#include "sim/engine/simulation.hpp"
+#include "tests/cpp/test_small_models.hpp"
+
+using namespace indexsim;
+
+namespace {
+
+// Everything a run computed: the step, every kernel's times and traffic, every component counter.
+void expect_identical(const sim::RunResult& a, const sim::RunResult& b) {
+  EXPECT_EQ(a.step_ns, b.step_ns);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    EXPECT_EQ(a.kernels[i].start_ns, b.kernels[i].start_ns) << a.kernels[i].name;
+    EXPECT_EQ(a.kernels[i].end_ns, b.kernels[i].end_ns) << a.kernels[i].name;
+    EXPECT_EQ(a.kernels[i].bytes_read, b.kernels[i].bytes_read) << a.kernels[i].name;
+  }
+  ASSERT_EQ(a.components.rows().size(), b.components.rows().size());
+  for (size_t i = 0; i < a.components.rows().size(); ++i)
+    EXPECT_EQ(a.components.rows()[i].value, b.components.rows()[i].value)
+        << a.components.rows()[i].unit << "." << a.components.rows()[i].statistic;
+}
+
+sim::RunSpec on(sim::RunSpec s, const std::string& engine) {
+  s.engine = engine;
+  return s;
+}
+
+// A region served after a fixed latency, in each coding style: the user's model of the examples.
+//  - loosely timed: b_transport annotates the latency;
+//  - approximately timed: END_REQ at once, BEGIN_RESP `latency` later from its own process, and
+//    (with `hold_end_req`) END_REQ only after the response, one request at a time, so the region
+//    must refuse the next one meanwhile.
+class Pad : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Pad> socket;
+  Pad(sc_core::sc_module_name n, double latency_ns, bool hold_end_req = false)
+      : sc_core::sc_module(n), socket("socket"), latency_(latency_ns, sc_core::SC_NS), hold_(hold_end_req),
+        peq_(this, &Pad::respond) {
+    socket.register_b_transport(this, &Pad::b_transport);
+    socket.register_nb_transport_fw(this, &Pad::nb_transport_fw);
+  }
+  uint64_t requests = 0;
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    ++requests;
+    delay += latency_;
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+    if (phase != tlm::BEGIN_REQ) return tlm::TLM_COMPLETED;
+    ++requests;
+    peq_.notify(gp, phase, delay + latency_);
+    if (hold_) return tlm::TLM_ACCEPTED;
+    phase = tlm::END_REQ;
+    return tlm::TLM_UPDATED;
+  }
+  void respond(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) {
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
+    socket->nb_transport_bw(gp, phase, zero);  // BEGIN_RESP also ends the request (END_REQ implied)
+  }
+  sc_core::sc_time latency_;
+  bool hold_;
+  tlm_utils::peq_with_cb_and_phase<Pad> peq_;
+};
+
+// GLM-5.2 on four layers with IndexShare, whose first layer's indexer cache is pinned to the
+// region `sram`, here served by `section` (flow YAML).
+sim::RunSpec with_sram(const std::string& section) {
+  return test::four_layer_glm52("h200", "indexshare", 16384, {"hardware.memory.sram=" + section});
+}
+const std::string kIdeal = "{impl: fixed_latency, capacity_GiB: 0.046875, latency_ns: 40, peak_bandwidth_GBps: 4000}";
+std::string external(const std::string& style) {
+  return "{impl: tlm_target, capacity_GiB: 0.046875, peak_bandwidth_GBps: 4000, idle_read_latency_ns: 40, coding_style: " +
+         style + "}";
+}
+
+}  // namespace
+
+TEST(SystemCEngine, GivesTheNativeResultsBitForBitWithOneProcessorAndWithTwo) {
+  // The same calls reach the timing cores in the same order, only through TLM-2.0 sockets. (The
+  // golden runs, detailed mode included, are checked the same way: tests/python/test_golden.py.)
+  const auto fast = test::four_layer_glm52("h200", "indexshare", 16384);
+  expect_identical(sim::simulate(on(fast, "native")), sim::simulate(on(fast, "systemc")));
+  // Two processors over one memory (the NPU runs the indexer): each has its own link.
+  const auto npu = test::four_layer_glm52("h200-npu", "indexshare-npu", 16384);
+  expect_identical(sim::simulate(on(npu, "native")), sim::simulate(on(npu, "systemc")));
+}
+
+TEST(SystemCEngine, RecordsTheEngineInTheConfigurationSoTheRunsKeepDistinctKeys) {
+  const auto spec = test::four_layer_glm52("h200", "baseline", 4096);
+  const auto n = sim::simulate(on(spec, "native")), s = sim::simulate(on(spec, "systemc"));
+  EXPECT_FALSE(n.config.contains("engine"));
+  EXPECT_EQ(s.config.at("engine"), "systemc");
+  EXPECT_NE(n.key, s.key);
+  EXPECT_THROW(sim::simulate(on(spec, "gem5")), std::invalid_argument);
+}
+
+TEST(SystemCEngine, ALooselyTimedTargetOfLatencyLIsTheIdealMemoryOfLatencyL) {
+  // A b_transport target that annotates L completes each request at t + L: the native ideal memory
+  // (impl fixed_latency, latency L) does the same, so the step, every kernel and every counter but
+  // the region's own are equal.
+  auto ideal = sim::simulate(with_sram(kIdeal));
+  Pad* pad = nullptr;
+  auto spec = on(with_sram(external("loosely_timed")), "systemc");
+  spec.bind = [&pad](sim::ScBindings& b) {
+    pad = new Pad("pad", 40);  // in the run's context; SystemC keeps its modules with the context
+    b.region("sram").bind(pad->socket);
+  };
+  const auto ext = sim::simulate(spec);
+  ASSERT_NE(pad, nullptr);
+  EXPECT_GT(pad->requests, 0u);
+  EXPECT_EQ(ext.step_ns, ideal.step_ns);
+  ASSERT_EQ(ext.kernels.size(), ideal.kernels.size());
+  for (size_t i = 0; i < ext.kernels.size(); ++i) EXPECT_EQ(ext.kernels[i].end_ns, ideal.kernels[i].end_ns);
+  EXPECT_EQ(ext.components.get("sram", "reads"), ideal.components.get("sram", "reads"));
+  EXPECT_EQ(double(pad->requests), ext.components.get("sram", "reads") + ext.components.get("sram", "writes"));
+}
+
+TEST(SystemCEngine, AnApproximatelyTimedTargetAnswersFromItsOwnProcessAndPushesBack) {
+  // END_REQ at once and BEGIN_RESP L later from the target's process: each request still completes
+  // at t + L, so the step is the ideal memory's again, and the replay woke for the answers.
+  const auto ideal = sim::simulate(with_sram(kIdeal));
+  auto spec = on(with_sram(external("approximately_timed")), "systemc");
+  spec.bind = [](sim::ScBindings& b) { b.region("memory.sram").bind((new Pad("pad", 40))->socket); };
+  const auto at = sim::simulate(spec);
+  EXPECT_EQ(at.step_ns, ideal.step_ns);
+  EXPECT_EQ(at.components.get("sram", "refused"), 0.0);
+  // Holding END_REQ until the response serialises the region: one request in flight, the rest
+  // refused and held in the interconnect, so the step is longer.
+  spec.bind = [](sim::ScBindings& b) { b.region("sram").bind((new Pad("pad", 40, true))->socket); };
+  const auto held = sim::simulate(spec);
+  EXPECT_GT(held.components.get("sram", "refused"), 0.0);
+  EXPECT_GT(held.step_ns, at.step_ns);
+}
+
+TEST(SystemCEngine, AnExternalRegionNeedsTheSystemCEngineAndABoundTarget) {
+  const auto spec = with_sram(external("loosely_timed"));
+  try {
+    sim::simulate(spec);
+    FAIL() << "the native engine ran an external region";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("memory.sram.impl"), std::string::npos) << e.what();
+  }
+  try {
+    sim::simulate(on(spec, "systemc"));
+    FAIL() << "an unbound external region ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no target bound"), std::string::npos) << e.what();
+  }
+  auto wrong = on(spec, "systemc");
+  wrong.bind = [](sim::ScBindings& b) { b.region("scratch"); };
+  try {
+    sim::simulate(wrong);
+    FAIL() << "bound a region that does not exist";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sram (memory.sram)"), std::string::npos) << e.what();
+  }
+}
