@@ -49,7 +49,8 @@ def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[
     step (a mapping of phase/context/batch/queries/chunk/seed, or those keys at the top level; phase
     decode, chunk (one prefill chunk) or prefill (the whole prefill: time to first token)),
     fast, reuse (False: simulate repeated kernels too), steps (N consecutive decode steps on one
-    hardware state; the result is the last's), sets (a list of "hardware.a.b=v" or a mapping path → value), timeline."""
+    hardware state; the result is the last's), sets (a list of "hardware.a.b=v" or a mapping path → value), timeline,
+    engine ("native", the default, or "systemc": the same results, through TLM-2.0 sockets)."""
     c: Dict[str, Any] = dict(config or {})
     c.update(kwargs)
     step = dict(c.pop("step", {}) or {})
@@ -79,6 +80,9 @@ def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[
     steps = int(c.pop("steps", 1))
     if steps != 1:
         args += ["--steps", str(steps)]
+    engine = str(c.pop("engine", "native"))
+    if engine != "native":
+        args += ["--engine", engine]
     if c.get("timeline"):
         args += ["--timeline", str(c.pop("timeline"))]
     c.pop("timeline", None)

@@ -147,4 +147,38 @@ void MemoryLink::warm(const MemRequest& req) {
   free_.push_back(&p);
 }
 
+namespace {
+
+// Owns the core and both modules; the parent calls the link.
+class Linked : public MemoryDevice {
+ public:
+  Linked(std::unique_ptr<MemoryDevice> core, const std::string& name) : core_(std::move(core)) {
+    const std::string base = sc_core::sc_gen_unique_name(name.c_str(), true);
+    target_ = std::make_unique<MemoryLinkTarget>((base + "_target").c_str(), *core_);
+    link_ = std::make_unique<MemoryLink>((base + "_link").c_str(), *core_);
+    link_->bind(*target_);
+  }
+  bool try_enqueue(const MemRequest& req, Tick now) override { return link_->try_enqueue(req, now); }
+  Tick next_event() const override { return link_->next_event(); }
+  Tick next_retry() const override { return link_->next_retry(); }
+  void advance(Tick now, std::vector<MemCompletion>& done) override { link_->advance(now, done); }
+  void warm(const MemRequest& req) override { link_->warm(req); }
+  double peak_bandwidth_GBps() const override { return core_->peak_bandwidth_GBps(); }
+  Tick idle_read_latency_ps() const override { return core_->idle_read_latency_ps(); }
+  uint64_t capacity_bytes() const override { return core_->capacity_bytes(); }
+  Tick last_write_issued_ps() const override { return core_->last_write_issued_ps(); }
+  void report(StatSink& sink, const std::string& component) const override { core_->report(sink, component); }
+
+ private:
+  std::unique_ptr<MemoryDevice> core_;
+  std::unique_ptr<MemoryLinkTarget> target_;
+  std::unique_ptr<MemoryLink> link_;
+};
+
+}  // namespace
+
+std::unique_ptr<MemoryDevice> linked(std::unique_ptr<MemoryDevice> core, const std::string& name) {
+  return std::make_unique<Linked>(std::move(core), name);
+}
+
 }  // namespace indexsim::model

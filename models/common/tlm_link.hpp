@@ -74,7 +74,9 @@ class MemoryLinkTarget : public sc_core::sc_module, public MemoryTimingIf {
   unsigned transport_dbg(tlm::tlm_generic_payload& gp);
 
   MemoryDevice& core_;
-  std::unordered_map<uint64_t, tlm::tlm_generic_payload*> in_core_;  // by the requester's id
+  // By the requester's id; a requester may have several requests of one id in flight (a coarse
+  // request cut into lines): any of them answers a completion of that id.
+  std::unordered_multimap<uint64_t, tlm::tlm_generic_payload*> in_core_;
   std::vector<MemCompletion> done_;
   uint64_t accepted_ = 0, refused_ = 0;
 };
@@ -113,5 +115,12 @@ class MemoryLink : public sc_core::sc_module, public MemoryDevice {
   std::vector<Payload*> free_;
   std::vector<MemCompletion>* collect_ = nullptr;  // during advance(): where BEGIN_RESP's completions go
 };
+
+// A unit reached through a TLM-2.0 link: `core` behind a MemoryLinkTarget, and a MemoryLink in
+// front for the unit above it (the SystemC engine puts one between each unit of the memory system and
+// its parent). What the parent reads besides timing (peak, capacity, statistics) is the core's.
+// `name` names the two modules (unique in the SystemC context: a suffix is added where needed); made
+// during elaboration.
+std::unique_ptr<MemoryDevice> linked(std::unique_ptr<MemoryDevice> core, const std::string& name);
 
 }  // namespace indexsim::model

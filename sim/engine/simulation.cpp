@@ -9,6 +9,7 @@
 
 #include "models/common/processor.hpp"
 #include "models/common/params.hpp"
+#include "models/common/tlm_link.hpp"
 #include "models/external/tlm_region.hpp"
 #include "sim/core/config_load.hpp"
 #include "sim/core/version.hpp"
@@ -122,7 +123,11 @@ Loaded load(const RunSpec& spec, ScRun* sc = nullptr) {
   hw.opt<std::string>("name", spec.hardware);
   hw.note("description");
   // The whole system is built even when only resolving: building reads (and validates) every key.
-  auto system = make_target(hw, "system");
+  DeviceLink unit_link;
+  if (sc) unit_link = [](std::unique_ptr<model::MemoryDevice> child, const std::string& name) {
+    return model::linked(std::move(child), name);
+  };
+  auto system = make_target(hw, "system", unit_link);
   PortLink link;
   if (sc) link = [sc](uint32_t slot, model::MemoryDevice& port) -> model::MemoryDevice& { return sc->link(slot, port); };
   L.machine = build_machine(hw, *system, link);

@@ -136,6 +136,12 @@ struct Builder {
   std::vector<MemoryDevice*> raw;
   std::map<size_t, std::shared_ptr<SharedDevice>> shared;
   MemorySystem* sys;
+  const DeviceLink& link;
+
+  // What a parent holds of a child: the child, or the link to it.
+  std::unique_ptr<MemoryDevice> to(std::unique_ptr<MemoryDevice> child, const std::string& name) const {
+    return link ? link(std::move(child), name) : std::move(child);
+  }
 
   size_t index_of(const std::string& name) const {
     for (size_t i = 0; i < regions.size(); ++i)
@@ -158,7 +164,7 @@ struct Builder {
                                "region '" + regions[i].name + "' sends misses downstream: it needs a `backing` region");
       const size_t b = index_of(regions[i].backing);
       build(b, state);
-      front->attach(port_of(b));
+      front->attach(to(port_of(b), regions[b].name));
     }
     sys->parts.push_back({regions[i].name, raw[i]});
     state[i] = 2;
@@ -263,10 +269,10 @@ void check_cache_ports(const Node& root, const SystemLayout& layout) {
 }
 }  // namespace
 
-std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& target) {
+std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& target, const DeviceLink& link) {
   auto sys = std::make_unique<MemorySystem>();
   const SystemLayout layout = read_layout(root);
-  Builder b{root, root.child(layout.interconnect), read_regions(root), {}, {}, {}, sys.get()};
+  Builder b{root, root.child(layout.interconnect), read_regions(root), {}, {}, {}, sys.get(), link};
   const size_t n = b.regions.size();
   b.devices.resize(n);
   b.raw.assign(n, nullptr);
@@ -298,7 +304,7 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
   MemoryDevice* first_cached = nullptr;
   for (size_t i = 0; i < n; ++i) {
     if (b.regions[i].cached) {
-      below->route(i, below->add_port(b.take(i)), true);
+      below->route(i, below->add_port(b.to(b.take(i), b.regions[i].name)), true);
       above->route(i, l2_port, false);
       if (!first_cached) first_cached = b.raw[i];
     }
@@ -313,9 +319,9 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
     sys->top = std::move(l2_dev);
     return sys;
   }
-  above->add_port(std::move(l2_dev));
+  above->add_port(b.to(std::move(l2_dev), layout.cache));
   for (size_t i = 0; i < n; ++i)
-    if (!b.regions[i].cached) above->route(i, above->add_port(b.take(i)), true);
+    if (!b.regions[i].cached) above->route(i, above->add_port(b.to(b.take(i), b.regions[i].name)), true);
   auto noc_dev = model::make_memory_device(b.interconnect);
   check_cache_ports(root, layout);
   auto* noc = dynamic_cast<FrontDevice*>(noc_dev.get());

@@ -13,6 +13,7 @@
 // Nothing here names a device: a new memory is a new section and a new table row.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,10 @@ class BuiltTarget : public model::MemoryDevice {
 // Builds one bench or simulation target from the hardware root. The returned device reports each
 // of its parts under its own component name (the interconnect's and the cache's section names, the
 // region names).
-std::unique_ptr<BuiltTarget> make_target(const config::Node& hw_root, const std::string& target);
+// `link`, where given, stands between each unit and the unit above it (the SystemC engine's TLM-2.0
+// links, models/common/tlm_link.hpp): the parent is handed what it returns for the child.
+using DeviceLink =
+    std::function<std::unique_ptr<model::MemoryDevice>(std::unique_ptr<model::MemoryDevice> child, const std::string& name)>;
+std::unique_ptr<BuiltTarget> make_target(const config::Node& hw_root, const std::string& target, const DeviceLink& link = {});
 
 }  // namespace indexsim::sim

@@ -190,3 +190,17 @@ def test_heatmap_names_its_aggregation():
     fig = plots.heatmap(df, "techniques", "step.context")
     assert "one run per cell" in fig.axes[0].get_title()
     plots.plt.close("all")
+
+
+def test_run_engine_systemc_gives_the_native_result_under_another_key(exe):
+    # engine="systemc" passes --engine systemc: the replay under the SystemC kernel, every processor
+    # reaching memory through a TLM-2.0 link; the step is the native one to the bit.
+    assert run_args(hardware="h200", workload="glm-5", engine="systemc")[-2:] == ["--engine", "systemc"]
+    assert "--engine" not in run_args(hardware="h200", workload="glm-5")
+    sets = ["workload.model.num_layers=2",
+            "workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]"]
+    native = indexsim.run(hardware="h200", workload="glm-5", context=2048, fast=True, sets=sets)
+    sc = indexsim.run(hardware="h200", workload="glm-5", context=2048, fast=True, sets=sets, engine="systemc")
+    assert sc.step_us == native.step_us
+    assert sc.config["engine"] == "systemc" and "engine" not in native.config
+    assert sc.key != native.key

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 RUN = ["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", "--fast"]
+EXTERNAL_SRAM = ("hardware.memory.sram={impl: tlm_target, capacity_GiB: 0.01, peak_bandwidth_GBps: 100, "
+                 "idle_read_latency_ns: 10, coding_style: loosely_timed}")
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -577,6 +579,13 @@ EXPORT = ["trace", "export", "{trace}", "--format", "dramsim3", "-o", "{tmp}/e.t
     ([*RUN, "--steps", "0"], ["--steps", "between 1 and 1000"]),
     ([*RUN, "--steps", "1001"], ["--steps", "between 1 and 1000"]),
     ([*RUN, "--phase", "sideways"], ["--phase", "'sideways'"]),
+    ([*RUN, "--engine", "gem5"], ["--engine", "'gem5'"]),
+    ([*RUN, "--engine", "systemc", "--phase", "prefill", "--jobs", "2"], ["--engine systemc", "--jobs 2"]),
+    # An external TLM-2.0 region: only a program that links the library can bind its target.
+    ([*RUN, "--set", EXTERNAL_SRAM], ["memory.sram.impl", "'tlm_target'", "SystemC engine"]),
+    ([*RUN, "--engine", "systemc", "--set", EXTERNAL_SRAM], ["'sram'", "no target bound"]),
+    ([*RUN, "--engine", "systemc", "--set", EXTERNAL_SRAM.replace("loosely_timed", "sloppy")],
+     ["memory.sram.coding_style", "'sloppy'"]),
     ([*RUN, "--nosuch"], ["'--nosuch'"]),
     ([*RUN, "stray"], ["'stray'"]),
     ([*RUN_NO_CONTEXT, "--context"], ["--context needs a value"]),
