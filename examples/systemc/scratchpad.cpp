@@ -15,6 +15,7 @@
 //   build-example/scratchpad --latency-ns 40 --context 16384
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -104,9 +105,10 @@ int sc_main(int argc, char* argv[]) {
   indexsim::sim::RunSpec through_pad = spec;
   through_pad.sets.push_back(region);
   through_pad.engine = "systemc";
-  Scratchpad* pad = nullptr;  // made in the run's SystemC context, which keeps it
+  std::unique_ptr<Scratchpad> pad;
   through_pad.bind = [&pad, latency_ns](indexsim::sim::ScBindings& b) {
-    pad = new Scratchpad("scratchpad", latency_ns);
+    // Made here, during the run's elaboration: it belongs to the run's SystemC context.
+    pad = std::make_unique<Scratchpad>("scratchpad", latency_ns);
     b.region("sram").bind(pad->socket);
   };
 

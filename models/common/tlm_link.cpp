@@ -15,6 +15,13 @@ void require_ps_resolution() {
                                 "; IndexSim's units count picoseconds and need SystemC's default, 1 ps");
 }
 
+void fresh_sc_context() {
+  static auto* replaced = new std::vector<sc_core::sc_simcontext*>();  // never freed, as SystemC's own
+  replaced->push_back(sc_core::sc_curr_simcontext);
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+}
+
 MemoryLinkTarget::MemoryLinkTarget(sc_core::sc_module_name name, MemoryDevice& core)
     : sc_core::sc_module(name), socket("socket"), timing("timing"), core_(core) {
   socket.register_nb_transport_fw(this, &MemoryLinkTarget::nb_transport_fw);

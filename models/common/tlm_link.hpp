@@ -54,6 +54,10 @@ struct LinkExtension : tlm::tlm_extension<LinkExtension> {
 // checks with require_ps_resolution(): std::invalid_argument naming the resolution otherwise).
 Tick sc_now_ps();
 void require_ps_resolution();
+// Makes a fresh SystemC context current (SystemC elaborates once per context, and a process may run
+// several simulations). The one it replaces is kept reachable, never destroyed: modules of earlier
+// runs may still refer to it.
+void fresh_sc_context();
 
 class MemoryLinkTarget : public sc_core::sc_module, public MemoryTimingIf {
  public:

@@ -55,16 +55,8 @@ tlm::tlm_initiator_socket<>& ScBindings::region(const std::string& name) const {
                               (known.empty() ? std::string("none") : known));
 }
 
-std::vector<std::string> ScBindings::names() const {
-  std::vector<std::string> v;
-  for (const auto& r : regions_) v.push_back(r.first);
-  return v;
-}
-
 ScRun::ScRun() {
-  // A fresh context: SystemC elaborates once per context, and a process may run several simulations.
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  model::fresh_sc_context();
   model::require_ps_resolution();
   // sc_stop() ends every run; SystemC's note that it did is not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
@@ -104,12 +96,6 @@ void ScRun::run(const std::function<void(const WaitUntil&)>& body) {
   if (!driver_->finished)
     throw std::runtime_error("replay deadlock under SystemC: kernels left, nothing scheduled, and no external target "
                              "answered the requests it holds");
-}
-
-uint64_t ScRun::link_requests() const {
-  uint64_t n = 0;
-  for (const auto& t : targets_) n += t->accepted();
-  return n;
 }
 
 }  // namespace indexsim::sim

@@ -39,7 +39,6 @@ class ScBindings {
   // The initiator socket of the hardware's region `name` (its section path, e.g. memory.sram, or
   // its region name, e.g. sram): std::invalid_argument naming the external regions if none matches.
   tlm::tlm_initiator_socket<>& region(const std::string& name) const;
-  std::vector<std::string> names() const;
 
  private:
   friend class ScRun;
@@ -48,8 +47,8 @@ class ScBindings {
 
 class ScRun {
  public:
-  // Makes a fresh SystemC context, current from now on; std::invalid_argument if its time
-  // resolution is not 1 ps.
+  // Makes a fresh SystemC context (model::fresh_sc_context), current from now on;
+  // std::invalid_argument if its time resolution is not 1 ps.
   ScRun();
   ~ScRun();
   ScRun(const ScRun&) = delete;
@@ -70,9 +69,6 @@ class ScRun {
   // with nothing scheduled (a deadlock: an external target that never answered).
   using WaitUntil = std::function<model::Tick(model::Tick)>;
   void run(const std::function<void(const WaitUntil&)>& body);
-
-  // Requests that crossed the links (the speed figures' count), summed over processors.
-  uint64_t link_requests() const;
 
  private:
   class Driver;

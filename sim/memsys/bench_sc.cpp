@@ -9,6 +9,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "models/common/tlm_link.hpp"
 #include "models/common/tlm_target.hpp"
 #include "models/dram/dram_sc.hpp"
 #include "sim/memsys/bench_internal.hpp"
@@ -108,8 +109,7 @@ BenchResult run_memory_bench_systemc(model::MemoryDevice& dev, const BenchSpec& 
   const BenchSpec s = pattern_spec(s0);
   if (s.start_ps != 0) throw std::invalid_argument("bench memory --engine systemc starts at time 0");
   // A fresh context: SystemC elaborates once per context, and a process may run several benches.
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  model::fresh_sc_context();
   const auto wall0 = std::chrono::steady_clock::now();
   BenchResult r;
   {

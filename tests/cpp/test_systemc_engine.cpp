@@ -4,7 +4,8 @@
 // a region bound to a caller's own TLM-2.0 target (impl: tlm_target) is served by it.
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <memory>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -13,7 +14,6 @@
 
 #include "models/common/tlm_target.hpp"
 #include "sim/engine/simulation.hpp"
-#include "tests/cpp/test_small_models.hpp"
 
 using namespace indexsim;
 
@@ -32,6 +32,24 @@ void expect_identical(const sim::RunResult& a, const sim::RunResult& b) {
   for (size_t i = 0; i < a.components.rows().size(); ++i)
     EXPECT_EQ(a.components.rows()[i].value, b.components.rows()[i].value)
         << a.components.rows()[i].unit << "." << a.components.rows()[i].statistic;
+}
+
+// GLM-5 cut to two DSA layers with small projections, as the golden runs (scripts/golden.py): a run
+// takes well under a second and keeps every kernel kind of a sparse layer.
+sim::RunSpec tiny_glm5(const std::string& hardware, const std::string& techniques, const std::vector<std::string>& more = {}) {
+  sim::RunSpec s;
+  s.hardware = hardware;
+  s.workload = "glm-5";
+  s.techniques = techniques;
+  s.step.context = 16384;
+  s.fast = true;
+  s.sets = {"workload.model.num_layers=2",
+            "workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]",
+            "workload.model.vocab_size=2048", "workload.model.hidden_size=1024",
+            "workload.mlp.dense_intermediate_size=1024", "workload.attention.num_heads=8",
+            "workload.attention.q_lora_rank=512"};
+  s.sets.insert(s.sets.end(), more.begin(), more.end());
+  return s;
 }
 
 sim::RunSpec on(sim::RunSpec s, const std::string& engine) {
@@ -80,10 +98,10 @@ class Pad : public sc_core::sc_module {
   tlm_utils::peq_with_cb_and_phase<Pad> peq_;
 };
 
-// GLM-5.2 on four layers with IndexShare, whose first layer's indexer cache is pinned to the
-// region `sram`, here served by `section` (flow YAML).
+// IndexShare pins the first layer's indexer cache to the region `sram`, here served by `section`
+// (flow YAML).
 sim::RunSpec with_sram(const std::string& section) {
-  return test::four_layer_glm52("h200", "indexshare", 16384, {"hardware.memory.sram=" + section});
+  return tiny_glm5("h200", "indexshare", {"hardware.memory.sram=" + section});
 }
 const std::string kIdeal = "{impl: fixed_latency, capacity_GiB: 0.046875, latency_ns: 40, peak_bandwidth_GBps: 4000}";
 std::string external(const std::string& style) {
@@ -96,15 +114,15 @@ std::string external(const std::string& style) {
 TEST(SystemCEngine, GivesTheNativeResultsBitForBitWithOneProcessorAndWithTwo) {
   // The same calls reach the timing cores in the same order, only through TLM-2.0 sockets. (The
   // golden runs, detailed mode included, are checked the same way: tests/python/test_golden.py.)
-  const auto fast = test::four_layer_glm52("h200", "indexshare", 16384);
+  const auto fast = tiny_glm5("h200", "indexshare");
   expect_identical(sim::simulate(on(fast, "native")), sim::simulate(on(fast, "systemc")));
   // Two processors over one memory (the NPU runs the indexer): each has its own link.
-  const auto npu = test::four_layer_glm52("h200-npu", "indexshare-npu", 16384);
+  const auto npu = tiny_glm5("h200-npu", "indexshare-npu");
   expect_identical(sim::simulate(on(npu, "native")), sim::simulate(on(npu, "systemc")));
 }
 
 TEST(SystemCEngine, RecordsTheEngineInTheConfigurationSoTheRunsKeepDistinctKeys) {
-  const auto spec = test::four_layer_glm52("h200", "baseline", 4096);
+  const auto spec = tiny_glm5("h200", "baseline");
   const auto n = sim::simulate(on(spec, "native")), s = sim::simulate(on(spec, "systemc"));
   EXPECT_FALSE(n.config.contains("engine"));
   EXPECT_EQ(s.config.at("engine"), "systemc");
@@ -117,10 +135,10 @@ TEST(SystemCEngine, ALooselyTimedTargetOfLatencyLIsTheIdealMemoryOfLatencyL) {
   // (impl fixed_latency, latency L) does the same, so the step, every kernel and every counter but
   // the region's own are equal.
   auto ideal = sim::simulate(with_sram(kIdeal));
-  Pad* pad = nullptr;
+  std::unique_ptr<Pad> pad;
   auto spec = on(with_sram(external("loosely_timed")), "systemc");
   spec.bind = [&pad](sim::ScBindings& b) {
-    pad = new Pad("pad", 40);  // in the run's context; SystemC keeps its modules with the context
+    pad = std::make_unique<Pad>("pad", 40);  // made now: it belongs to the run's context
     b.region("sram").bind(pad->socket);
   };
   const auto ext = sim::simulate(spec);
@@ -138,13 +156,20 @@ TEST(SystemCEngine, AnApproximatelyTimedTargetAnswersFromItsOwnProcessAndPushesB
   // at t + L, so the step is the ideal memory's again, and the replay woke for the answers.
   const auto ideal = sim::simulate(with_sram(kIdeal));
   auto spec = on(with_sram(external("approximately_timed")), "systemc");
-  spec.bind = [](sim::ScBindings& b) { b.region("memory.sram").bind((new Pad("pad", 40))->socket); };
+  std::vector<std::unique_ptr<Pad>> pads;  // one a run
+  spec.bind = [&pads](sim::ScBindings& b) {
+    pads.push_back(std::make_unique<Pad>("pad", 40));
+    b.region("memory.sram").bind(pads.back()->socket);
+  };
   const auto at = sim::simulate(spec);
   EXPECT_EQ(at.step_ns, ideal.step_ns);
   EXPECT_EQ(at.components.get("sram", "refused"), 0.0);
   // Holding END_REQ until the response serialises the region: one request in flight, the rest
   // refused and held in the interconnect, so the step is longer.
-  spec.bind = [](sim::ScBindings& b) { b.region("sram").bind((new Pad("pad", 40, true))->socket); };
+  spec.bind = [&pads](sim::ScBindings& b) {
+    pads.push_back(std::make_unique<Pad>("pad", 40, true));
+    b.region("sram").bind(pads.back()->socket);
+  };
   const auto held = sim::simulate(spec);
   EXPECT_GT(held.components.get("sram", "refused"), 0.0);
   EXPECT_GT(held.step_ns, at.step_ns);
