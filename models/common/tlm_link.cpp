@@ -80,7 +80,6 @@ struct MemoryLink::Payload : tlm::tlm_generic_payload {
   Payload() {
     set_extension(&who);
     set_extension(&link);
-    set_data_ptr(nullptr);  // timing only: no data moves
   }
   ~Payload() override {
     clear_extension<RequesterExtension>();  // members, not the payload's to free
@@ -101,19 +100,7 @@ void MemoryLink::bind(MemoryLinkTarget& target) {
 }
 
 MemoryLink::Payload& MemoryLink::take(const MemRequest& req) {
-  if (free_.empty()) {
-    pool_.push_back(std::make_unique<Payload>());
-    free_.push_back(pool_.back().get());
-  }
-  Payload& p = *free_.back();
-  free_.pop_back();
-  p.set_command(req.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  p.set_address(req.addr);
-  p.set_data_length(req.bytes);
-  p.set_streaming_width(req.bytes);
-  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  p.who.source = req.source;
-  p.who.tag = req.tag;
+  Payload& p = pool_.take(req);
   p.link.id = req.id;
   p.link.done = 0;
   return p;
@@ -126,7 +113,7 @@ bool MemoryLink::try_enqueue(const MemRequest& req, Tick now) {
   sc_core::sc_time delay = sc_core::sc_time::from_value(now > sc ? now - sc : 0);
   const tlm::tlm_sync_enum r = socket->nb_transport_fw(p, phase, delay);
   if (r == tlm::TLM_UPDATED && phase == tlm::END_REQ) return true;  // BEGIN_RESP follows
-  free_.push_back(&p);
+  pool_.give_back(p);
   if (r == tlm::TLM_COMPLETED && p.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) return false;
   throw std::logic_error("memory link: the target answered BEGIN_REQ outside the link's protocol");
 }
@@ -144,14 +131,14 @@ tlm::tlm_sync_enum MemoryLink::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm
   }
   const LinkExtension& link = *gp.get_extension<LinkExtension>();
   collect_->push_back({link.id, link.done});
-  free_.push_back(static_cast<Payload*>(&gp));  // every payload on this socket is one of ours
+  pool_.give_back(static_cast<Payload&>(gp));  // every payload on this socket is one of ours
   return tlm::TLM_COMPLETED;
 }
 
 void MemoryLink::warm(const MemRequest& req) {
   Payload& p = take(req);
   socket->transport_dbg(p);
-  free_.push_back(&p);
+  pool_.give_back(p);
 }
 
 namespace {

@@ -30,6 +30,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/common/memory_device.hpp"
+#include "models/common/tlm_target.hpp"
 
 namespace indexsim::model {
 
@@ -115,8 +116,7 @@ class MemoryLink : public sc_core::sc_module, public MemoryDevice {
   Payload& take(const MemRequest& req);
 
   const MemoryDevice& info_;
-  std::vector<std::unique_ptr<Payload>> pool_;
-  std::vector<Payload*> free_;
+  PayloadPool<Payload> pool_;
   std::vector<MemCompletion>* collect_ = nullptr;  // during advance(): where BEGIN_RESP's completions go
 };
 

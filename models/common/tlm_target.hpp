@@ -6,6 +6,9 @@
 // The core keeps all timing; the adapter owns none.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
@@ -29,6 +32,37 @@ struct RequesterExtension : tlm::tlm_extension<RequesterExtension> {
 // The MemRequest a payload stands for, with the adapter's id: address, length, direction and the
 // requester's extension where it has one.
 MemRequest request_of(const tlm::tlm_generic_payload& gp, uint64_t id);
+
+// Timing-only payloads (no data), reused request after request. P is a tlm_generic_payload with a
+// RequesterExtension member `who` set on itself; take() fills one in from a request (the inverse of
+// request_of, less the id, which each protocol carries its own way).
+template <class P>
+class PayloadPool {
+ public:
+  P& take(const MemRequest& req) {
+    if (free_.empty()) {
+      pool_.push_back(std::make_unique<P>());
+      free_.push_back(pool_.back().get());
+    }
+    P& p = *free_.back();
+    free_.pop_back();
+    p.set_command(req.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    p.set_address(req.addr);
+    p.set_data_ptr(nullptr);
+    p.set_data_length(req.bytes);
+    p.set_streaming_width(req.bytes);
+    p.set_byte_enable_ptr(nullptr);
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    p.who.source = req.source;
+    p.who.tag = req.tag;
+    return p;
+  }
+  void give_back(P& p) { free_.push_back(&p); }
+
+ private:
+  std::vector<std::unique_ptr<P>> pool_;
+  std::vector<P*> free_;
+};
 
 class MemoryTarget : public sc_core::sc_module {
  public:

@@ -29,7 +29,6 @@ struct TlmRegion::Payload : tlm::tlm_generic_payload {
   Tick sent = 0;
   Payload() {
     set_extension(&who);
-    set_data_ptr(nullptr);  // timing only: no data moves
   }
   ~Payload() override { clear_extension<RequesterExtension>(); }  // a member, not the payload's to free
 };
@@ -81,20 +80,7 @@ bool TlmRegion::bound() const { return face_ && face_->socket.get_interface() !=
 uint64_t TlmRegion::capacity_bytes() const { return static_cast<uint64_t>(p_.capacity_GiB * double(1ull << 30)); }
 
 TlmRegion::Payload& TlmRegion::take(const MemRequest& req) {
-  if (free_.empty()) {
-    pool_.push_back(std::make_unique<Payload>());
-    free_.push_back(pool_.back().get());
-  }
-  Payload& p = *free_.back();
-  free_.pop_back();
-  p.set_command(req.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  p.set_address(req.addr);
-  p.set_data_length(req.bytes);
-  p.set_streaming_width(req.bytes);
-  p.set_byte_enable_ptr(nullptr);
-  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  p.who.source = req.source;
-  p.who.tag = req.tag;
+  Payload& p = pool_.take(req);
   p.id = req.id;
   return p;
 }

@@ -30,6 +30,7 @@
 #include <tlm>
 
 #include "models/common/port.hpp"
+#include "models/common/tlm_target.hpp"
 #include "models/common/memory_device.hpp"
 #include "models/common/params.hpp"
 
@@ -71,7 +72,7 @@ class TlmRegion : public MemoryDevice {
   class Face;
   struct Payload;
   Payload& take(const MemRequest& req);
-  void give_back(Payload& p) { free_.push_back(&p); }
+  void give_back(Payload& p) { pool_.give_back(p); }
   void completed(Payload& p, Tick at);
   void end_req(Payload& p);
   void tell() { if (news_) news_(); }  // an answer came on the backward path, outside our calls
@@ -81,8 +82,7 @@ class TlmRegion : public MemoryDevice {
   std::string name_;
   std::unique_ptr<Face> face_;
   std::function<void()> news_;
-  std::vector<std::unique_ptr<Payload>> pool_;
-  std::vector<Payload*> free_;
+  PayloadPool<Payload> pool_;
   Payload* waiting_end_req_ = nullptr;   // approximately timed: the request whose END_REQ has not come
   Tick retry_at_ = kNever;                // when an END_REQ came: a refused request may go then
   EventHeap<uint64_t> done_;              // completion time -> the requester's id
