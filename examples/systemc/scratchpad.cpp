@@ -26,6 +26,7 @@
 
 #include "models/common/tlm_target.hpp"  // RequesterExtension: which SM, which tensor class
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/systemc.hpp"            // ScBindings: the regions to bind
 #include "traces/records.hpp"                // TensorClass
 
 // The user's model. Loosely timed: b_transport adds the latency to the initiator's delay and

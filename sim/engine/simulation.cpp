@@ -15,6 +15,7 @@
 #include "sim/core/version.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/roofline.hpp"
+#include "sim/engine/systemc.hpp"
 #include "sim/memsys/machine.hpp"
 #include "sim/memsys/memory_system.hpp"
 #include "sim/placement/placement.hpp"

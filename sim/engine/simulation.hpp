@@ -12,10 +12,11 @@
 #include "sim/core/config_load.hpp"
 #include "sim/engine/run_result.hpp"
 #include "sim/engine/segment_reuse.hpp"
-#include "sim/engine/systemc.hpp"
 #include "traces/generators/emulate.hpp"
 
 namespace indexsim::sim {
+
+class ScBindings;  // sim/engine/systemc.hpp (SystemC's headers stay out of what includes this one)
 
 struct RunSpec {
   std::string hardware;                 // name (configs/hardware/NAME.yaml) or path

@@ -14,6 +14,7 @@
 
 #include "models/common/tlm_target.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/systemc.hpp"
 
 using namespace indexsim;
 

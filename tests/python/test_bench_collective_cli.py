@@ -40,8 +40,12 @@ def test_bench_speed_lists_its_fixed_cases_and_refuses_an_unknown_one(exe):
     r = run(exe, "bench", "speed", "--list")
     assert r.returncode == 0, r.stderr
     assert "decode-glm5-1m" in r.stdout and "prefill-tiny-sampled" in r.stdout
+    assert "decode-glm52-1m-systemc" in r.stdout
     r = run(exe, "bench", "speed", "--only", "nope")
     assert r.returncode != 0 and "nope" in r.stderr
+    # --only is repeatable; any unknown name among them is refused before anything runs.
+    r = run(exe, "bench", "speed", "--only", "decode-glm52-1m", "--only", "nope")
+    assert r.returncode != 0 and "'nope'" in r.stderr
 
 
 def test_prefill_refuses_a_chunk_above_the_context(exe):
