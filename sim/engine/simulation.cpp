@@ -101,7 +101,8 @@ void apply_cache_policy(config::Document& hw, const std::string& tech_file, cons
 }
 
 // Reads every config (and builds the memory system and processor) without running anything. With
-// `sc` (the SystemC engine), each processor reaches its memory port through a TLM-2.0 link.
+// `sc` (the SystemC engine), each processor reaches its memory port, and each unit of the memory
+// system is reached by the unit above it, through a TLM-2.0 link (models/common/tlm_link.hpp).
 Loaded load(const RunSpec& spec, ScRun* sc = nullptr) {
   Loaded L;
   L.step = spec.step;

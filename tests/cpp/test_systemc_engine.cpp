@@ -199,3 +199,52 @@ TEST(SystemCEngine, AnExternalRegionNeedsTheSystemCEngineAndABoundTarget) {
     EXPECT_NE(std::string(e.what()).find("sram (memory.sram)"), std::string::npos) << e.what();
   }
 }
+
+namespace {
+
+// A target that misbehaves: answers BEGIN_REQ with END_REQ and then never responds (`silent`), or
+// answers every b_transport with an address error.
+class Broken : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Broken> socket;
+  explicit Broken(sc_core::sc_module_name n) : sc_core::sc_module(n), socket("socket") {
+    socket.register_b_transport(this, &Broken::b_transport);
+    socket.register_nb_transport_fw(this, &Broken::nb_transport_fw);
+  }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  }
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase& phase, sc_core::sc_time&) {
+    phase = tlm::END_REQ;
+    return tlm::TLM_UPDATED;
+  }
+};
+
+}  // namespace
+
+TEST(SystemCEngine, ATargetThatNeverAnswersIsADeadlockErrorAndAnErrorResponseNamesTheRegion) {
+  // No hang: the replay waits for the answer, SystemC runs out of events, and the run says why.
+  std::unique_ptr<Broken> target;
+  auto silent = on(with_sram(external("approximately_timed")), "systemc");
+  silent.bind = [&target](sim::ScBindings& b) {
+    target = std::make_unique<Broken>("broken");
+    b.region("sram").bind(target->socket);
+  };
+  try {
+    sim::simulate(silent);
+    FAIL() << "a target that never answered let the run finish";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+  }
+  auto erring = on(with_sram(external("loosely_timed")), "systemc");
+  erring.bind = silent.bind;
+  try {
+    sim::simulate(erring);
+    FAIL() << "an error response was taken as served";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("memory.sram"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ADDRESS_ERROR"), std::string::npos) << e.what();
+  }
+}
