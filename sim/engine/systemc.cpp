@@ -23,6 +23,9 @@ class ScRun::Driver : public sc_core::sc_module {
   std::function<void(const WaitUntil&)> body;
   std::exception_ptr error;
   bool finished = false;
+  // Set after a deadlock: the waiting replay is woken to unwind its stack (and free what it holds).
+  bool abandon = false;
+  struct Abandoned {};
 
  private:
   void main() {
@@ -34,10 +37,12 @@ class ScRun::Driver : public sc_core::sc_module {
       } else {
         sc_core::wait(sc_core::sc_time::from_value(t - now), news);
       }
+      if (abandon) throw Abandoned{};
       return model::sc_now_ps();
     };
     try {
       body(wait_until);
+    } catch (const Abandoned&) {
     } catch (...) {
       error = std::current_exception();
     }
@@ -93,9 +98,14 @@ void ScRun::run(const std::function<void(const WaitUntil&)>& body) {
   driver_->body = body;
   sc_core::sc_start();
   if (driver_->error) std::rethrow_exception(driver_->error);
-  if (!driver_->finished)
+  if (!driver_->finished) {
+    // Nothing left to happen and the replay still waits: wake it to unwind, then say why.
+    driver_->abandon = true;
+    driver_->news.notify(sc_core::SC_ZERO_TIME);
+    sc_core::sc_start();
     throw std::runtime_error("replay deadlock under SystemC: kernels left, nothing scheduled, and no external target "
                              "answered the requests it holds");
+  }
 }
 
 }  // namespace indexsim::sim
