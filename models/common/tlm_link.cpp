@@ -7,8 +7,6 @@
 
 namespace indexsim::model {
 
-Tick sc_now_ps() { return sc_core::sc_time_stamp().value(); }
-
 void require_ps_resolution() {
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw std::invalid_argument("the SystemC time resolution is " + sc_core::sc_get_time_resolution().to_string() +
@@ -146,7 +144,8 @@ namespace {
 // Owns the core and both modules; the parent calls the link.
 class Linked : public MemoryDevice {
  public:
-  Linked(std::unique_ptr<MemoryDevice> core, const std::string& name) : core_(std::move(core)) {
+  Linked(std::unique_ptr<MemoryDevice> owned, MemoryDevice& core, const std::string& name)
+      : owned_(std::move(owned)), core_(&core) {
     const std::string base = sc_core::sc_gen_unique_name(name.c_str(), true);
     target_ = std::make_unique<MemoryLinkTarget>((base + "_target").c_str(), *core_);
     link_ = std::make_unique<MemoryLink>((base + "_link").c_str(), *core_);
@@ -164,7 +163,8 @@ class Linked : public MemoryDevice {
   void report(StatSink& sink, const std::string& component) const override { core_->report(sink, component); }
 
  private:
-  std::unique_ptr<MemoryDevice> core_;
+  std::unique_ptr<MemoryDevice> owned_;  // null when someone else owns the core
+  MemoryDevice* core_;
   std::unique_ptr<MemoryLinkTarget> target_;
   std::unique_ptr<MemoryLink> link_;
 };
@@ -172,7 +172,12 @@ class Linked : public MemoryDevice {
 }  // namespace
 
 std::unique_ptr<MemoryDevice> linked(std::unique_ptr<MemoryDevice> core, const std::string& name) {
-  return std::make_unique<Linked>(std::move(core), name);
+  MemoryDevice& c = *core;
+  return std::make_unique<Linked>(std::move(core), c, name);
+}
+
+std::unique_ptr<MemoryDevice> linked(MemoryDevice& core, const std::string& name) {
+  return std::make_unique<Linked>(nullptr, core, name);
 }
 
 }  // namespace indexsim::model

@@ -51,9 +51,8 @@ struct LinkExtension : tlm::tlm_extension<LinkExtension> {
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const LinkExtension&>(e); }
 };
 
-// The simulation time of the SystemC kernel, in ps (its default resolution, which the SystemC engine
-// checks with require_ps_resolution(): std::invalid_argument naming the resolution otherwise).
-Tick sc_now_ps();
+// The SystemC engine's links annotate delays in ps, SystemC's default resolution:
+// std::invalid_argument naming the resolution otherwise.
 void require_ps_resolution();
 // Makes a fresh SystemC context current (SystemC elaborates once per context, and a process may run
 // several simulations). The one it replaces is kept reachable, never destroyed: modules of earlier
@@ -126,5 +125,7 @@ class MemoryLink : public sc_core::sc_module, public MemoryDevice {
 // `name` names the two modules (unique in the SystemC context: a suffix is added where needed); made
 // during elaboration.
 std::unique_ptr<MemoryDevice> linked(std::unique_ptr<MemoryDevice> core, const std::string& name);
+// The same around a core someone else owns (a processor's memory port).
+std::unique_ptr<MemoryDevice> linked(MemoryDevice& core, const std::string& name);
 
 }  // namespace indexsim::model

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/common/tlm_target.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace indexsim::model {
+
+Tick sc_now_ps() { return static_cast<Tick>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12)); }
 
 MemRequest request_of(const tlm::tlm_generic_payload& gp, uint64_t id) {
   MemRequest req;
@@ -24,7 +27,7 @@ MemoryTarget::MemoryTarget(sc_core::sc_module_name name, MemoryDevice& core)
 }
 
 void MemoryTarget::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-  const Tick start = static_cast<Tick>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e12 + 0.5);
+  const Tick start = sc_now_ps() + static_cast<Tick>(std::llround(delay.to_seconds() * 1e12));
   const MemRequest req = request_of(gp, next_id_++);
   Tick now = start;
   // A refused request is retried as the core drains; completions of other requests cannot

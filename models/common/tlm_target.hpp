@@ -29,6 +29,9 @@ struct RequesterExtension : tlm::tlm_extension<RequesterExtension> {
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const RequesterExtension&>(e); }
 };
 
+// The SystemC kernel's time in ps, whatever its resolution.
+Tick sc_now_ps();
+
 // The MemRequest a payload stands for, with the adapter's id: address, length, direction and the
 // requester's extension where it has one.
 MemRequest request_of(const tlm::tlm_generic_payload& gp, uint64_t id);

@@ -21,10 +21,6 @@ DramSc::DramSc(sc_core::sc_module_name name, MemoryDevice& core)
   dont_initialize();
 }
 
-Tick DramSc::now_ps() {
-  return static_cast<Tick>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12));
-}
-
 void DramSc::rearm(Tick now) {
   const Tick t = refused_ ? core_->next_retry() : core_->next_event();
   if (t == kNever) return;
@@ -44,7 +40,7 @@ tlm::tlm_sync_enum DramSc::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tl
 
 bool DramSc::try_accept(tlm::tlm_generic_payload& gp) {
   const uint64_t id = next_id_;
-  if (!core_->try_enqueue(request_of(gp, id), now_ps())) return false;
+  if (!core_->try_enqueue(request_of(gp, id), sc_now_ps())) return false;
   ++next_id_;
   at_[id] = &gp;
   tlm::tlm_phase phase = tlm::END_REQ;
@@ -60,7 +56,7 @@ void DramSc::on_begin_req(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) {
     ++refused_;
     ++delayed_end_req_;
   }
-  rearm(now_ps());
+  rearm(sc_now_ps());
 }
 
 void DramSc::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -70,22 +66,22 @@ void DramSc::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) 
     delay = sc_core::SC_ZERO_TIME;
   }
   const MemRequest req = request_of(gp, next_id_++);
-  while (!core_->try_enqueue(req, now_ps())) {
+  while (!core_->try_enqueue(req, sc_now_ps())) {
     ++refused_;
-    rearm(now_ps());
+    rearm(sc_now_ps());
     sc_core::wait(space_);
     --refused_;
   }
   Waiter w;
   waiting_[req.id] = &w;
-  rearm(now_ps());
+  rearm(sc_now_ps());
   while (!w.finished) sc_core::wait(w.done);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 void DramSc::on_wake() {
   ++wakeups_;
-  const Tick now = now_ps();
+  const Tick now = sc_now_ps();
   done_.clear();
   core_->advance(now, done_);
   for (const MemCompletion& c : done_) {

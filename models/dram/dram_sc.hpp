@@ -50,7 +50,6 @@ class DramSc : public sc_core::sc_module {
   bool try_accept(tlm::tlm_generic_payload& gp);  // AT: into the core, and END_REQ, if it has room
   void on_wake();
   void rearm(Tick now);
-  static Tick now_ps();
 
   std::unique_ptr<MemoryDevice> owned_;
   MemoryDevice* core_;

@@ -71,10 +71,7 @@ ScRun::ScRun() {
 ScRun::~ScRun() = default;
 
 model::MemoryDevice& ScRun::link(uint32_t slot, model::MemoryDevice& port) {
-  const std::string n = std::to_string(slot);
-  targets_.push_back(std::make_unique<model::MemoryLinkTarget>(("memory_port" + n).c_str(), port));
-  links_.push_back(std::make_unique<model::MemoryLink>(("processor" + n + "_link").c_str(), port));
-  links_.back()->bind(*targets_.back());
+  links_.push_back(model::linked(port, "processor" + std::to_string(slot) + "_port"));
   return *links_.back();
 }
 

@@ -26,8 +26,6 @@
 
 namespace indexsim::model {
 class TlmRegion;
-class MemoryLink;
-class MemoryLinkTarget;
 }  // namespace indexsim::model
 
 namespace indexsim::sim {
@@ -72,8 +70,7 @@ class ScRun {
 
  private:
   class Driver;
-  std::vector<std::unique_ptr<model::MemoryLinkTarget>> targets_;
-  std::vector<std::unique_ptr<model::MemoryLink>> links_;
+  std::vector<std::unique_ptr<model::MemoryDevice>> links_;  // each processor's, to its memory port
   ScBindings bindings_;
   std::unique_ptr<Driver> driver_;
 };

@@ -20,8 +20,6 @@ namespace {
 
 using namespace bench_detail;
 
-Tick now_ps() { return static_cast<Tick>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12)); }
-
 // requesters x outstanding slots, each with its own payload. One thread sends BEGIN_REQ for the
 // first ready slot and waits for its END_REQ (the base protocol's request exclusion rule) before
 // the next; a slot is ready again when its BEGIN_RESP arrives.
@@ -74,7 +72,7 @@ class Initiator : public sc_core::sc_module {
 
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time&) {
     const auto slot = static_cast<uint32_t>(&gp - payloads_.data());
-    const Tick now = now_ps();
+    const Tick now = model::sc_now_ps();
     if (phase == tlm::END_REQ) {
       issued_at_[slot] = now;  // accepted: where the native loop's latency starts
       waiting_end_req_ = false;
