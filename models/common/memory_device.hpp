@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,13 @@ class MemoryDevice {
   // timing, traffic or statistics. The fast mode warms with the CTAs it does not simulate, so that
   // the next kernel finds what they would have left in the caches. Stateless devices ignore it.
   virtual void warm(const MemRequest& req) { (void)req; }
+  // A write-back cache: the bytes written to it and not yet written below, by account. Whoever
+  // composes the memory numbers the accounts (the region each address belongs to) and reports each
+  // as pending writes of that region (StatSink::pending); without accounts everything is account 0.
+  // Devices that hold no dirty data have none.
+  using WriteAccounts = std::function<uint32_t(uint64_t addr)>;
+  virtual void set_write_accounts(WriteAccounts account_of, uint32_t accounts) { (void)account_of, (void)accounts; }
+  virtual uint64_t dirty_bytes(uint32_t account) const { (void)account; return 0; }
 };
 
 // Memory devices are built from their YAML section (`impl:` picks the entry).

@@ -31,18 +31,26 @@ void StatSink::add_counters(const std::vector<Extra>& extra) {
   bool added = false;
   for (const Extra& e : extra) {
     if (e.value == 0) continue;
-    added = true;
+    added |= !e.simulated;
     const auto it = at.find(e.key);
     if (it != at.end()) {
       rows_[it->second].value += e.value;
       continue;
     }
     const size_t sep = e.key.find('\x1f');
-    rows_.push_back({e.key.substr(0, sep), e.key.substr(sep + 1), e.value, e.unit, "", true});
+    rows_.push_back({e.key.substr(0, sep), e.key.substr(sep + 1), e.value, e.unit, "", true, {}});
     at.emplace(e.key, rows_.size() - 1);
   }
-  if (!added) return;
+  // A counter that pending levels add to says so (its own unit's figure is what reached it).
+  for (const StatRow& p : std::vector<StatRow>(rows_)) {
+    const auto it = at.find(p.adds_to);
+    if (p.adds_to.empty() || it == at.end()) continue;
+    std::string& d = rows_[it->second].description;
+    d += std::string(d.empty() ? "" : " ") + "[with the growth of " + p.unit_name + "." + p.statistic +
+         ": counted when written]";
+  }
   for (const Ratio& r : ratios_) recompute(r);
+  if (!added) return;
   std::vector<bool> is_ratio(rows_.size(), false);
   for (const Ratio& r : ratios_) is_ratio[r.row] = true;
   for (size_t i = 0; i < rows_.size(); ++i) {

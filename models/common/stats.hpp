@@ -19,20 +19,30 @@ struct StatRow {
   // A counter adds up over a run (its unit is "count" or "bytes"): the statistics of kernels that
   // were not simulated (reused, sampled away) can be added to it.
   bool counter = false;
+  // A level that will reach another component's counter later: a write-back cache's dirty bytes,
+  // which its backing region counts as written when they are evicted. Its growth over a run is added
+  // to that counter (key(component, statistic) here), so that a write counts when it is made
+  // (sim/engine/counter_windows.hpp). Empty for every other row.
+  std::string adds_to;
 };
 
 class StatSink {
  public:
   void add(const std::string& component, const std::string& statistic, double value,
            const std::string& unit, const std::string& description = "") {
-    rows_.push_back({component, statistic, value, unit, description, unit == "count" || unit == "bytes"});
+    rows_.push_back({component, statistic, value, unit, description, unit == "count" || unit == "bytes", {}});
+  }
+  // A level (see StatRow::adds_to) whose growth counts towards `to_component`'s `to_statistic`.
+  void pending(const std::string& component, const std::string& statistic, double value, const std::string& unit,
+               const std::string& to_component, const std::string& to_statistic, const std::string& description) {
+    rows_.push_back({component, statistic, value, unit, description, false, key(to_component, to_statistic)});
   }
   // A fraction that is a ratio of sums of this component's counters, already added: the figure
   // follows its counters when they are adjusted (add_counters). 0 when the denominator is.
   void ratio(const std::string& component, const std::string& statistic, const std::vector<std::string>& numerator,
              const std::vector<std::string>& denominator, const std::string& description = "") {
     Ratio r{rows_.size(), index(component, numerator), index(component, denominator)};
-    rows_.push_back({component, statistic, 0.0, "fraction", description, false});
+    rows_.push_back({component, statistic, 0.0, "fraction", description, false, {}});
     ratios_.push_back(std::move(r));
     recompute(ratios_.back());
   }
@@ -40,6 +50,9 @@ class StatSink {
   struct Extra {
     std::string key, unit;
     double value;
+    // Counted from the simulated work itself (a pending level's growth), not standing for work
+    // that was not simulated: it marks no window figure as partial.
+    bool simulated = false;
   };
   static std::string key(const std::string& component, const std::string& statistic) {
     return component + '\x1f' + statistic;

@@ -118,6 +118,8 @@ Tick CxlExpander::idle_read_latency_ps() const {
 void CxlExpander::report(StatSink& sink, const std::string& c) const {
   sink.add(c, "reads", static_cast<double>(reads_), "count", "");
   sink.add(c, "writes", static_cast<double>(writes_), "count", "");
+  sink.add(c, "bytes_read", static_cast<double>(data_read_B_), "bytes", "bytes of read requests accepted");
+  sink.add(c, "bytes_written", static_cast<double>(data_written_B_), "bytes", "bytes of write requests accepted");
   sink.add(c, "link_raw_GBps", p_.raw_GBps(), "GB/s", "raw link rate per direction");
   sink.add(c, "flit_efficiency", p_.flit_efficiency(), "fraction", "data bytes / wire bytes for a full line");
   sink.add(c, "m2s_wire_bytes", m2s_wire_B_, "bytes", "host to device, framing included");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace indexsim::model {
 
@@ -175,6 +176,7 @@ void L2Cache::evict(Line& l, uint32_t s, Tick t) {
       ++writebacks_;
       i = j;
     }
+    redirty(line, l.dirty, 0);
   }
   l = Line{};
 }
@@ -219,6 +221,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
     }
     Line& l = lines_[found];
     dirtied_ += uint64_t(__builtin_popcount(pc.mask & ~l.dirty)) * p_.sector_B;
+    redirty(pc.line, l.dirty, l.dirty | pc.mask);
     l.valid |= pc.mask;
     l.dirty |= pc.mask;
     (near ? near_ : far_)++;
@@ -342,6 +345,8 @@ void L2Cache::warm(const MemRequest& req) {
     if (found == kNone) {
       found = victim(base);
       if (found == kNone) continue;
+      // The victim's dirty data is dropped, not written: warming makes no traffic.
+      if (lines_[found].tag != 0) redirty(lines_[found].tag - 1, lines_[found].dirty, 0);
       lines_[found] = Line{};
       lines_[found].tag = line + 1;
       policy_->insert(lines_[found].repl);
@@ -352,8 +357,18 @@ void L2Cache::warm(const MemRequest& req) {
     }
     Line& l = lines_[found];
     l.valid |= mask;
-    if (req.write) l.dirty |= mask;
+    if (req.write) {
+      redirty(line, l.dirty, l.dirty | mask);
+      l.dirty |= mask;
+    }
   }
+}
+
+void L2Cache::set_write_accounts(WriteAccounts account_of, uint32_t accounts) {
+  for (uint64_t b : dirty_held_)
+    if (b != 0) throw std::logic_error("L2Cache::set_write_accounts: the cache already holds dirty data");
+  account_of_ = std::move(account_of);
+  dirty_held_.assign(std::max(1u, accounts), 0);
 }
 
 double L2Cache::peak_bandwidth_GBps() const {
@@ -383,6 +398,9 @@ void L2Cache::report(StatSink& sink, const std::string& c) const {
   // dirty when the step ends): the step's write traffic in steady state, whatever the L2 held before.
   sink.add(c, "bytes_dirtied", static_cast<double>(dirtied_), "bytes",
            "bytes of clean or absent sectors that writes made dirty: written back sooner or later");
+  sink.pending(c, "dirty_runs", static_cast<double>(runs_held_), "count", c, "writebacks",
+               "dirty sector runs held at the end: their growth counts in writebacks, so that a write counts "
+               "when it is made (docs/metrics.md)");
   sink.add(c, "fills", static_cast<double>(fills_), "count", "sector runs read downstream");
   sink.add(c, "near_accesses", static_cast<double>(near_), "count", "accesses to a slice in the requester's partition");
   sink.add(c, "far_accesses", static_cast<double>(far_), "count", "accesses to a slice in another partition");

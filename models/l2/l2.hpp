@@ -53,6 +53,10 @@ class L2Cache : public FrontDevice {
   uint64_t capacity_bytes() const override { return p_.capacity_bytes(); }
   void report(StatSink& sink, const std::string& component) const override;
   void warm(const MemRequest& req) override;
+  void set_write_accounts(WriteAccounts account_of, uint32_t accounts) override;
+  uint64_t dirty_bytes(uint32_t account) const override {
+    return account < dirty_held_.size() ? dirty_held_[account] : 0;
+  }
 
  private:
   static constexpr uint32_t kNone = ~0u;
@@ -112,6 +116,13 @@ class L2Cache : public FrontDevice {
   void fetch(uint32_t mshr, uint64_t line, uint8_t need, uint32_t slice, Tick t);
   void piece_done(uint32_t piece, Tick t);
   void fill_done(uint32_t mshr, Tick t);
+  // `line`'s dirty sectors go from `before` to `after`: what is held dirty follows.
+  void redirty(uint64_t line, uint8_t before, uint8_t after) {
+    const auto runs = [](uint8_t m) { return __builtin_popcount(m & ~(m << 1) & 0xff); };
+    const int64_t sectors = __builtin_popcount(after) - __builtin_popcount(before);
+    dirty_held_[account_of_ ? account_of_(line * p_.line_B) : 0] += uint64_t(sectors * int64_t{p_.sector_B});
+    runs_held_ += uint64_t(int64_t{runs(after)} - runs(before));
+  }
   template <class T> static uint32_t take(std::vector<T>& pool, std::vector<uint32_t>& free, const T& v);
 
   L2Params p_;
@@ -136,6 +147,9 @@ class L2Cache : public FrontDevice {
   uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
   uint64_t writebacks_ = 0, dirtied_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
   TagCounters by_tag_;  // reads by what they are: bytes asked for, bytes hit
+  WriteAccounts account_of_;  // which region each line's dirty bytes go to; none: one account
+  std::vector<uint64_t> dirty_held_ = std::vector<uint64_t>(1, 0);
+  uint64_t runs_held_ = 0;  // dirty sector runs: the writebacks that evicting every line would make
 };
 
 }  // namespace indexsim::model

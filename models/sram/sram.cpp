@@ -51,6 +51,7 @@ bool NpuSram::lookup(uint64_t line, bool write, Tick now) {
   for (uint32_t w = 0; w < p_.ways; ++w)
     if (set[w].tag == line + 1) {
       policy_->touch(set[w].repl);
+      if (write && !set[w].dirty) dirty_held_ += p_.line_B;
       set[w].dirty |= write;
       return true;
     }
@@ -69,9 +70,11 @@ bool NpuSram::lookup(uint64_t line, bool write, Tick now) {
       wb.write = true;
       down_.send(wb, now);
       ++writebacks_;
+      dirty_held_ -= p_.line_B;
     }
   }
   *v = Way{line + 1, 0, write};
+  if (write) dirty_held_ += p_.line_B;
   policy_->insert(v->repl);
   return false;
 }

@@ -52,6 +52,8 @@ class NpuSram : public FrontDevice {
   void report(StatSink& sink, const std::string& component) const override;
   bool needs_downstream() const override { return is_cache(); }
   bool is_cache() const { return p_.policy != kScratchpad; }
+  // Every dirty line goes to the one backing device: one account.
+  uint64_t dirty_bytes(uint32_t account) const override { return account == 0 ? dirty_held_ : 0; }
 
  private:
   struct Way {
@@ -78,6 +80,7 @@ class NpuSram : public FrontDevice {
   std::vector<uint32_t> bank_in_flight_;
   std::unordered_map<uint64_t, uint32_t> bank_of_id_;
   std::vector<Way> ways_;
+  uint64_t dirty_held_ = 0;  // bytes of dirty lines
   std::unordered_map<uint64_t, std::vector<uint32_t>> pending_;  // line -> the waits (slots) for its fill
   std::vector<Wait> waits_;
   std::vector<uint32_t> free_waits_;

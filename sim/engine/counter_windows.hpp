@@ -6,6 +6,14 @@
 // that extrapolates their time, linear in CTAs), and the scaled growth is kept with its memo; a
 // segment taken from a memo adds the memo's. Ratios of counters (hit rates) follow
 // (model::StatSink::add_counters).
+//
+// A pending level (model::StatRow::adds_to: a write-back cache's dirty bytes for a region) counts
+// towards its target counter as it grows, in every window, simulated ones included: a write counts
+// when it is made, not when its line is evicted. Each window's writes are then its own, whatever
+// comes after it, so a reused segment carries its writes (its memo holds the growth) where it would
+// otherwise leave nothing dirty for the simulated segments after it to write back, and a run's
+// writes include those still dirty at its end: bytes written = writebacks + growth of what is held
+// dirty = bytes made dirty, per region.
 #pragma once
 
 #include <functional>
@@ -29,7 +37,8 @@ class CounterWindows {
   std::vector<model::StatSink::Extra> close(double all_ctas, double simulated_ctas);
   // A segment taken from a memo: its counters were not made here.
   void add(const std::vector<model::StatSink::Extra>& memo);
-  // What the simulated counters lack: the sampled-away CTAs' share and the reused segments'.
+  // What the simulated counters lack: the sampled-away CTAs' share and the reused segments', and
+  // the simulated windows' pending growth (flagged `simulated`).
   std::vector<model::StatSink::Extra> unsimulated() const;
 
  private:
@@ -38,7 +47,9 @@ class CounterWindows {
   Report report_;
   std::unordered_map<std::string, size_t> index_;
   std::vector<std::string> keys_, units_;
-  std::vector<double> start_, extra_;
+  static constexpr size_t kNone = ~size_t{0};
+  std::vector<size_t> to_;  // a pending level's target counter slot; kNone for counters
+  std::vector<double> start_, extra_, counted_;
 };
 
 }  // namespace indexsim::sim

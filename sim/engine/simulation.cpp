@@ -375,7 +375,7 @@ RunResult simulate(const RunSpec& spec) {
   std::vector<model::StatSink::Extra> unsimulated, unsimulated_before_last;
   const auto accumulate = [&unsimulated](const std::vector<model::StatSink::Extra>& more) {
     for (const auto& e : more) {
-      auto it = std::find_if(unsimulated.begin(), unsimulated.end(), [&e](const auto& u) { return u.key == e.key; });
+      auto it = std::find_if(unsimulated.begin(), unsimulated.end(), [&e](const auto& u) { return u.key == e.key && u.simulated == e.simulated; });
       if (it == unsimulated.end()) unsimulated.push_back(e);
       else it->value += e.value;
     }

@@ -103,6 +103,14 @@ class MemorySystem : public BuiltTarget {
   std::vector<std::pair<std::string, const MemoryDevice*>> parts;
   std::vector<std::shared_ptr<SharedDevice>> shared;
   std::vector<std::unique_ptr<MemoryDevice>> owned;  // built parts no route leads to (kept for their reports)
+  // A write-back cache's dirty bytes for one region: reported as writes pending to it.
+  struct Pending {
+    const MemoryDevice* holder;
+    std::string holder_name;
+    uint32_t account;
+    std::string region;
+  };
+  std::vector<Pending> pending;
 
   bool try_enqueue(const MemRequest& r, Tick now) override { return top->try_enqueue(r, now); }
   Tick next_event() const override { return top->next_event(); }
@@ -119,7 +127,13 @@ class MemorySystem : public BuiltTarget {
     return t;
   }
   void report(model::StatSink& sink, const std::string& component) const override {
-    for (const auto& [name, dev] : parts) dev->report(sink, component.empty() ? name : component + "." + name);
+    const auto named = [&component](const std::string& n) { return component.empty() ? n : component + "." + n; };
+    for (const auto& [name, dev] : parts) dev->report(sink, named(name));
+    for (const auto& p : pending)
+      sink.pending(named(p.holder_name), "dirty_bytes." + p.region, double(p.holder->dirty_bytes(p.account)), "bytes",
+                   named(p.region), "bytes_written",
+                   "bytes of " + p.region + "'s data written here and not yet written back: their growth counts in " +
+                       p.region + "'s bytes_written, so that a write counts when it is made (docs/metrics.md)");
   }
   const MemoryDevice* part(const std::string& name) const override {
     for (const auto& [p, dev] : parts)
@@ -165,6 +179,7 @@ struct Builder {
       const size_t b = index_of(regions[i].backing);
       build(b, state);
       front->attach(to(port_of(b), regions[b].name));
+      sys->pending.push_back({raw[i], regions[i].name, 0, regions[b].name});
     }
     sys->parts.push_back({regions[i].name, raw[i]});
     state[i] = 2;
@@ -311,6 +326,12 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
   }
   if (!first_cached) b.interconnect.fail("regions", "", "no region is cached: the cache would have nothing behind it");
   l2->attach(std::move(below));
+  // The cache sees global addresses: a line's region is its address window.
+  l2_dev->set_write_accounts([](uint64_t addr) { return static_cast<uint32_t>(addr >> kRegionWindowBits); },
+                             static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i)
+    if (b.regions[i].cached)
+      sys->pending.push_back({l2_dev.get(), layout.cache, static_cast<uint32_t>(i), b.regions[i].name});
   sys->parts.insert(sys->parts.begin(), {layout.cache, l2_dev.get()});
   if (target == layout.cache) {
     for (auto& d : b.devices)

@@ -122,6 +122,44 @@ TEST(L2Cache, BytesDirtiedCountsSectorsThatBecomeDirtyWhenEverTheyAreWrittenBack
   EXPECT_EQ(rig.stat("bytes_dirtied"), 128);
 }
 
+TEST(L2Cache, DirtyBytesHeldFollowWritesAndWritebacksByAccount) {
+  // dirty_bytes(a) = sector_B x dirty sectors of the lines whose address the composer put in
+  // account a; dirty_runs = runs of consecutive dirty sectors (what evicting them would write back).
+  // Conserved: writebacks + growth of dirty_runs = runs made dirty; bytes written + growth of
+  // dirty_bytes = bytes_dirtied.
+  Rig rig(small(1, 2, 1));
+  rig.l2.set_write_accounts([](uint64_t addr) { return addr >= 2 * 128 ? 1u : 0u; }, 2);
+  const auto runs = [&rig] {
+    StatSink sink;
+    rig.l2.report(sink, "l2");
+    for (const auto& r : sink.rows())
+      if (r.statistic == "dirty_runs") {
+        EXPECT_EQ(r.adds_to, StatSink::key("l2", "writebacks"));
+        return r.value;
+      }
+    return -1.0;
+  };
+  rig.write(1, 0, 32, 0);            // line 0, sector 0
+  rig.write(2, 64, 32, 1000 * T);    // line 0, sector 2: two runs
+  EXPECT_EQ(rig.l2.dirty_bytes(0), 64u);
+  EXPECT_EQ(runs(), 2);
+  rig.write(3, 32, 32, 2000 * T);    // sector 1 joins them: one run of 96 B
+  EXPECT_EQ(rig.l2.dirty_bytes(0), 96u);
+  EXPECT_EQ(runs(), 1);
+  rig.read(4, 1 * 128, 32, 3000 * T);
+  rig.write(5, 2 * 128, 128, 4000 * T);  // account 1; evicts line 0: its 96 B written back
+  EXPECT_EQ(rig.mem->bytes_written, 96u);
+  EXPECT_EQ(rig.l2.dirty_bytes(0), 0u);
+  EXPECT_EQ(rig.l2.dirty_bytes(1), 128u);
+  EXPECT_EQ(runs(), 1);
+  EXPECT_EQ(rig.stat("writebacks") + runs(), 2);  // runs made dirty: {0..2} and line 2's
+  // Warming drops a dirty victim without traffic: what is held goes with it.
+  rig.l2.warm({6, 3 * 128, 32, false, 0});
+  rig.l2.warm({7, 4 * 128, 32, false, 0});
+  EXPECT_EQ(rig.l2.dirty_bytes(1), 0u);
+  EXPECT_EQ(runs(), 0);
+}
+
 TEST(L2Cache, ReplacementIsLeastRecentlyUsed) {
   Rig rig(small(1, 2, 1));
   Tick t = 0;

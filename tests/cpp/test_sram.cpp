@@ -135,3 +135,25 @@ TEST(NpuSram, ARequestOfSeveralLinesLooksUpEachAndWaitsForItsLastFill) {
   EXPECT_EQ(sink.get("sram", "hits"), 16);
   EXPECT_EQ(m->reads, 16u);
 }
+
+TEST(NpuSram, ACacheHoldsItsDirtyLinesUntilItWritesThemBack) {
+  // dirty_bytes = line_B x dirty lines: a write makes its line dirty once, evicting it writes
+  // line_B back and leaves nothing held. Written + growth of what is held = line_B x lines dirtied.
+  NpuSram s(params("lru", 2 * 128 / 1024.0, 2));  // one set of two ways
+  auto mem = std::make_unique<FixedLatencyMemory>(100 * T);
+  auto* m = mem.get();
+  s.attach(std::move(mem));
+  uint64_t id = 0;
+  Tick t = 0;
+  for (const auto& [line, write] : std::vector<std::pair<uint64_t, bool>>{{0, true}, {0, true}, {1, false}}) {
+    ASSERT_TRUE(s.try_enqueue({id++, line * 128, 64, write, 0}, t));
+    drain(s);
+    t += 1000 * T;
+  }
+  EXPECT_EQ(s.dirty_bytes(0), 128u);
+  ASSERT_TRUE(s.try_enqueue({id++, 2 * 128, 64, true, 0}, t));  // evicts line 0 (dirty), line 2 dirty
+  drain(s);
+  EXPECT_EQ(m->bytes_written, 128u);
+  EXPECT_EQ(s.dirty_bytes(0), 128u);
+  EXPECT_EQ(m->bytes_written + s.dirty_bytes(0), 2u * 128);
+}

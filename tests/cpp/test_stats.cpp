@@ -49,3 +49,57 @@ TEST(Stats, CounterWindowsScaleSampledWindowsAndAddReusedOnes) {
   EXPECT_EQ(extra[0].key, StatSink::key("hbm", "bytes_read"));
   EXPECT_DOUBLE_EQ(extra[0].value, 300 + 400);
 }
+
+// A pending level (a cache's dirty bytes for a region) adds its growth to the region's counter in
+// every window, the simulated share included; scaled and kept with a memo like a counter's growth.
+// Window 1 (1 of 4 CTAs): 10 B written back, 30 B more held dirty: it stands for 4 x 40 = 160 B,
+// 40 of them from the simulated part (its 10 B written are the counter's own; its 30 B held count
+// now). A memo of it adds 160. Window 2 (all simulated): 10 B held are written back: no new write.
+// The counter's whole: 20 B its own + 30 (simulated, held) - 10 + 120 (sampled away) + 160 (memo).
+TEST(Stats, APendingLevelCountsTowardsItsCounterAsItGrows) {
+  double written = 0, held = 0;
+  indexsim::sim::CounterWindows w([&](StatSink& s) {
+    s.add("hbm", "bytes_written", written, "bytes");
+    s.pending("l2", "dirty_bytes.hbm", held, "bytes", "hbm", "bytes_written", "");
+  });
+  w.start();
+  written = 10, held = 30;
+  const auto grown = w.close(4, 1);
+  double memo = 0;
+  for (const auto& g : grown) {
+    EXPECT_EQ(g.key, StatSink::key("hbm", "bytes_written"));
+    memo += g.value;
+  }
+  EXPECT_DOUBLE_EQ(memo, 160);
+  w.add(grown);
+  written = 20, held = 20;
+  w.close(2, 2);
+  StatSink s;
+  s.add("hbm", "bytes_written", written, "bytes", "bytes of write requests accepted");
+  s.add("hbm", "bandwidth_GBps", 1, "GB/s");
+  s.pending("l2", "dirty_bytes.hbm", held, "bytes", "hbm", "bytes_written", "");
+  s.add_counters(w.unsimulated());
+  EXPECT_DOUBLE_EQ(s.get("hbm", "bytes_written"), 20 + 30 - 10 + 120 + 160);
+  EXPECT_DOUBLE_EQ(s.get("l2", "dirty_bytes.hbm"), 20);  // the level itself is left as it is
+
+  // With everything simulated, the counter still counts what is held, and no window figure is
+  // marked partial: only work not simulated does that.
+  indexsim::sim::CounterWindows all([&](StatSink& k) {
+    k.add("hbm", "bytes_written", written, "bytes");
+    k.pending("l2", "dirty_bytes.hbm", held, "bytes", "hbm", "bytes_written", "");
+  });
+  written = 0, held = 0;
+  all.start();
+  written = 5, held = 7;
+  all.close(3, 3);
+  StatSink t;
+  t.add("hbm", "bytes_written", written, "bytes");
+  t.add("hbm", "bandwidth_GBps", 1, "GB/s", "over the busy window");
+  t.pending("l2", "dirty_bytes.hbm", held, "bytes", "hbm", "bytes_written", "");
+  t.add_counters(all.unsimulated());
+  EXPECT_DOUBLE_EQ(t.get("hbm", "bytes_written"), 12);
+  for (const auto& r : t.rows()) {
+    if (r.statistic == "bandwidth_GBps") EXPECT_EQ(r.description, "over the busy window");
+    if (r.statistic == "bytes_written") EXPECT_NE(r.description.find("dirty_bytes.hbm"), std::string::npos);
+  }
+}
