@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs, builds, then runs every test: ctest for C++, pytest for Python, then the fuzz smoke
-# (scripts/fuzz.sh).
+# Installs, builds, then runs every test: ctest for C++, pytest for Python, the fuzz smoke
+# (scripts/fuzz.sh), then the C++ tests again under ASan + UBSan, less the long ones
+# (scripts/sanitize.sh --ci: a second, sanitized build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -13,4 +14,5 @@ if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
 fi
 # The fuzz smoke: each libFuzzer target under ASan + UBSan for FUZZ_SECONDS (default 30).
 bash scripts/fuzz.sh || status=$?
+bash scripts/sanitize.sh --ci || status=$?
 exit $status
