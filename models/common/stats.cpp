@@ -42,11 +42,11 @@ void StatSink::add_counters(const std::vector<Extra>& extra) {
     at.emplace(e.key, rows_.size() - 1);
   }
   // A counter that pending levels add to says so (its own unit's figure is what reached it).
-  for (const StatRow& p : std::vector<StatRow>(rows_)) {
-    const auto it = at.find(p.adds_to);
-    if (p.adds_to.empty() || it == at.end()) continue;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const auto it = rows_[i].adds_to.empty() ? at.end() : at.find(rows_[i].adds_to);
+    if (it == at.end()) continue;
     std::string& d = rows_[it->second].description;
-    d += std::string(d.empty() ? "" : " ") + "[with the growth of " + p.unit_name + "." + p.statistic +
+    d += std::string(d.empty() ? "" : " ") + "[with the growth of " + rows_[i].unit_name + "." + rows_[i].statistic +
          ": counted when written]";
   }
   for (const Ratio& r : ratios_) recompute(r);

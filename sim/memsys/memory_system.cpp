@@ -103,14 +103,21 @@ class MemorySystem : public BuiltTarget {
   std::vector<std::pair<std::string, const MemoryDevice*>> parts;
   std::vector<std::shared_ptr<SharedDevice>> shared;
   std::vector<std::unique_ptr<MemoryDevice>> owned;  // built parts no route leads to (kept for their reports)
-  // A write-back cache's dirty bytes for one region: reported as writes pending to it.
+  // A write-back cache's dirty bytes for one region: reported as writes pending to it. Named once
+  // here: the report runs at every idle moment of a replay (sim/engine/counter_windows.hpp).
   struct Pending {
     const MemoryDevice* holder;
     std::string holder_name;
     uint32_t account;
-    std::string region;
+    std::string region, statistic, description;
   };
   std::vector<Pending> pending;
+  void add_pending(const MemoryDevice* holder, const std::string& holder_name, uint32_t account,
+                   const std::string& region) {
+    pending.push_back({holder, holder_name, account, region, "dirty_bytes." + region,
+                       "bytes of " + region + "'s data written here and not yet written back: their growth counts in " +
+                           region + "'s bytes_written, so that a write counts when it is made (docs/metrics.md)"});
+  }
 
   bool try_enqueue(const MemRequest& r, Tick now) override { return top->try_enqueue(r, now); }
   Tick next_event() const override { return top->next_event(); }
@@ -130,10 +137,8 @@ class MemorySystem : public BuiltTarget {
     const auto named = [&component](const std::string& n) { return component.empty() ? n : component + "." + n; };
     for (const auto& [name, dev] : parts) dev->report(sink, named(name));
     for (const auto& p : pending)
-      sink.pending(named(p.holder_name), "dirty_bytes." + p.region, double(p.holder->dirty_bytes(p.account)), "bytes",
-                   named(p.region), "bytes_written",
-                   "bytes of " + p.region + "'s data written here and not yet written back: their growth counts in " +
-                       p.region + "'s bytes_written, so that a write counts when it is made (docs/metrics.md)");
+      sink.pending(named(p.holder_name), p.statistic, double(p.holder->dirty_bytes(p.account)), "bytes",
+                   named(p.region), "bytes_written", p.description);
   }
   const MemoryDevice* part(const std::string& name) const override {
     for (const auto& [p, dev] : parts)
@@ -179,7 +184,7 @@ struct Builder {
       const size_t b = index_of(regions[i].backing);
       build(b, state);
       front->attach(to(port_of(b), regions[b].name));
-      sys->pending.push_back({raw[i], regions[i].name, 0, regions[b].name});
+      sys->add_pending(raw[i], regions[i].name, 0, regions[b].name);
     }
     sys->parts.push_back({regions[i].name, raw[i]});
     state[i] = 2;
@@ -331,7 +336,7 @@ std::unique_ptr<BuiltTarget> make_target(const Node& root, const std::string& ta
                              static_cast<uint32_t>(n));
   for (size_t i = 0; i < n; ++i)
     if (b.regions[i].cached)
-      sys->pending.push_back({l2_dev.get(), layout.cache, static_cast<uint32_t>(i), b.regions[i].name});
+      sys->add_pending(l2_dev.get(), layout.cache, static_cast<uint32_t>(i), b.regions[i].name);
   sys->parts.insert(sys->parts.begin(), {layout.cache, l2_dev.get()});
   if (target == layout.cache) {
     for (auto& d : b.devices)
