@@ -105,7 +105,13 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
-    const uint32_t piece = take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.tag, req.source % p_.partitions});
+    const uint32_t base = set_base(l);
+    // The set's ways are looked up when the slice serves this piece, after the queue ahead of it: ask
+    // for them now, so that the lookup does not wait on memory (it was nearly all of find()'s time).
+    const char* set = reinterpret_cast<const char*>(&lines_[base]);
+    for (size_t b = 0; b < size_t{p_.ways} * sizeof(Line); b += 64) __builtin_prefetch(set + b);
+    const uint32_t piece =
+        take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.tag, req.source % p_.partitions, base});
     const uint32_t s = line_slices_[l - first];
     slices_[s].queue.push_back(piece);
     schedule(s, now);
@@ -201,7 +207,7 @@ void L2Cache::fetch(uint32_t m, uint64_t line, uint8_t need, uint32_t s, Tick t)
 
 bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
   const Piece pc = pieces_[pi];
-  const uint32_t base = set_base(pc.line);
+  const uint32_t base = pc.base;
   uint32_t found = find(base, pc.line);
   Slice& sl = slices_[s];
   const Tick lat = hit_latency(s, pc.partition);

@@ -73,6 +73,7 @@ class L2Cache : public FrontDevice {
     bool write;
     uint8_t tag;  // the request's MemRequest::tag
     uint32_t partition;
+    uint32_t base;  // set_base(line), hashed once when queued
   };
   struct Parent {
     uint64_t id;
