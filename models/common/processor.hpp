@@ -53,6 +53,9 @@ struct CtaEnd {
   uint64_t bytes_read = 0, bytes_written = 0, requests = 0;  // projected lines' included
   // Every CTA of its KernelWork had started when it ended (the machine no longer full of it).
   bool all_started = false;
+  // Its end was set by its math: a double-buffered CTA whose memory was done at least
+  // WaveSampling::math_bound_slack of its math before that math ended.
+  bool math_bound = false;
 };
 
 // Fast mode: how a kernel of many waves is sampled (sim/engine/sampling.hpp). How many waves reach
@@ -66,6 +69,12 @@ struct WaveSampling {
   // recent rate holds (SmArray), the rest of each CTA's lines are warmed, not simulated, and take
   // the time that rate gives them. 0 (every preset): every line simulated.
   uint32_t line_marks = 0;
+  // A kernel whose CTAs after its first wave all end math-bound (CtaEnd::math_bound, with
+  // math_bound_slack, a fraction of a CTA's math, to spare) may stop at math_bound_marks wave marks
+  // (at least four) once they are steady, and its end counts whole waves: where the math sets a
+  // CTA's end, a last partial wave takes as long as a full one. 0 (a file without it): off.
+  uint32_t math_bound_marks = 0;
+  double math_bound_slack = 0;
 };
 
 // Time the units were occupied, summed over units: the basis of utilisation figures.

@@ -37,6 +37,13 @@ SmParams SmParams::load(const config::Node& gpu) {
     gpu.fail("fast_mode_steady_line_marks", std::to_string(p.fast_sampling.line_marks),
              "must be 0 (off) or at least fast_mode_min_sample_waves + 2: a projection needs its steady marks "
              "and lines left to project");
+  // Optional: a file without them samples math-bound kernels as any other.
+  p.fast_sampling.math_bound_marks = gpu.opt<uint32_t>("fast_mode_math_bound_marks", 0, Rule::range(0, 1e6));
+  if (p.fast_sampling.math_bound_marks != 0 && p.fast_sampling.math_bound_marks < 4)
+    gpu.fail("fast_mode_math_bound_marks", std::to_string(p.fast_sampling.math_bound_marks),
+             "must be 0 (off) or at least 4: the steadiness test compares lines through all marks and all but two");
+  p.fast_sampling.math_bound_slack =
+      gpu.opt<double>("fast_mode_math_bound_slack_percent", 0, Rule::range(0, 100)) / 100;
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
   p.pipeline_stages = gpu.req<int>("pipeline_stages", Rule::range(1, 64));

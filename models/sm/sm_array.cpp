@@ -362,6 +362,7 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
   if (k.work.rec->double_buffered) {
     // The last stage's math runs after its data arrives.
     end = std::max(sl.compute_end, now + k.cta_tail);
+    sl.math_bound = sl.compute_end >= now + k.cta_tail + Tick(p_.fast_sampling.math_bound_slack * double(k.cta_compute));
   } else {
     const Tick cs = std::max(now, s.tensor_free);
     end = cs + k.cta_compute;
@@ -386,7 +387,7 @@ CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
   s.smem -= r.smem_bytes;
   if (s.ctas == 0) s.resident_total += now - s.resident_since;
   sl.used = false;
-  return {sl.kernel, sm, sl.start, now, sl.bytes_read, sl.bytes_written, sl.requests, k.next >= k.work.ctas};
+  return {sl.kernel, sm, sl.start, now, sl.bytes_read, sl.bytes_written, sl.requests, k.next >= k.work.ctas, sl.math_bound};
 }
 
 void SmArray::warm(const KernelWork& w) {

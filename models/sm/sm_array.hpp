@@ -79,6 +79,7 @@ class SmArray : public Processor {
     Tick compute_end = 0;           // reserved tensor-pipe interval end (double-buffered kernels)
     Tick mem_floor = 0;             // projected: its memory work ends no earlier
     bool mem_done = false;
+    bool math_bound = false;        // CtaEnd::math_bound
     uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
   };
   struct Sm {

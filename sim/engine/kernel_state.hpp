@@ -45,6 +45,12 @@ struct KernelState {
   std::vector<model::Tick> wave_done;
   uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: not sampled)
   bool may_stop = false;
+  // WaveSampling::math_bound_marks (fast mode): whether its CTAs are watched (a double-buffered
+  // kernel), whether every one that ended after its first wave mark was math-bound, and whether it
+  // may stop at those marks (it has waves beyond them).
+  bool math_watched = false;
+  bool math_bound = true;
+  bool may_stop_math = false;
   uint64_t unstarted = 0;
   // Fast mode, a kernel not wave-sampled: the share of its lines simulated, the rest projected at
   // its steady rate by the processor (WaveSampling::line_marks); 1: every line.
@@ -56,6 +62,15 @@ struct KernelState {
   double roofline_ns() const { return std::max(mem_roofline_ns, flop_roofline_ns); }
   // The grid in full waves, and the fastest a wave can go (its share of the roofline), for sampling.
   double waves() const { return double(rec->cta_count()) / double(wave); }
+  // Where a math-bound kernel ends, in waves: each unit runs ceil(grid / units) CTAs' math, one
+  // after another (a 31.03-wave grid of one CTA per SM ends after 32 CTA times, not 31.03).
+  double whole_waves() const {
+    const uint64_t units = wave / uint64_t(per_unit);
+    return double((rec->cta_count() + units - 1) / units) / double(per_unit);
+  }
+  // The wave marks' line is read at this many waves: whole ones once the marks show a math-bound
+  // kernel (two marks at least, the first wave's ramp left out).
+  double end_waves() const { return math_watched && math_bound && wave_done.size() >= 2 ? whole_waves() : waves(); }
   double roofline_ps_per_wave() const { return roofline_ns() * 1e3 / waves(); }
   // Segment reuse (ReplayOptions::reuse).
   std::string signature;          // everything that decides the kernel's timing, except addresses

@@ -160,6 +160,10 @@ void Engine::prepare() {
     // Only a sampled kernel may stop early: one of fewer waves than a sample runs whole (a 7-wave
     // DeepGEMM shape stopped at 4 of its waves came out 3 % fast).
     k.may_stop = k.sample_first > 0 && r.cta_count() > uint64_t(rule.min_waves) * k.wave;
+    // A math-bound kernel's waves repeat exactly (the tensor pipe sets them), so fewer marks tell its
+    // rate: also one that wave sampling leaves whole, if it has waves beyond the marks.
+    k.math_watched = opt_.fast && rule.math_bound_marks > 0 && r.double_buffered;
+    k.may_stop_math = k.math_watched && r.cta_count() > uint64_t(rule.math_bound_marks + 1) * k.wave;
     ctas_total_ += k.ctas_simulated;
   }
   std::vector<Tick> gaps;
@@ -233,9 +237,18 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   requests_ += e.requests;
   ++ctas_done_;
   ++k.ctas_done;
-  if (k.sample_first > 0 && k.ctas_done % k.wave == 0 && !e.all_started) {
+  // The first wave's CTAs start together on cold caches and may wait on memory; the rest show whether
+  // the math sets the kernel's pace.
+  if (!k.wave_done.empty() && !e.math_bound) k.math_bound = false;
+  if ((k.sample_first > 0 || k.may_stop_math) && k.ctas_done % k.wave == 0 && !e.all_started) {
     k.wave_done.push_back(now);
-    if (k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), proc.wave_sampling())) {
+    const model::WaveSampling rule = proc.wave_sampling();
+    model::WaveSampling math_rule = rule;
+    math_rule.min_waves = rule.math_bound_marks;
+    const bool steady = (k.may_stop && steady_end(k.wave_done, k.start, k.end_waves(), k.roofline_ps_per_wave(), rule)) ||
+                        (k.may_stop_math && k.math_bound &&
+                         steady_end(k.wave_done, k.start, k.end_waves(), k.roofline_ps_per_wave(), math_rule));
+    if (steady) {
       // The rest of the sample would not move the end: its CTAs not yet started are left out.
       const uint64_t started = proc.stop_starting(e.kernel);
       k.unstarted = k.ctas_simulated - started;

@@ -14,7 +14,7 @@ Tick sampled_kernel_end(const KernelState& k, Tick now) {
   // average.
   const auto& r = *k.rec;
   if (k.wave_done.size() >= 2) {
-    return std::max(now, extrapolate_sampled_end(k.wave_done, k.waves(), k.roofline_ps_per_wave()));
+    return std::max(now, extrapolate_sampled_end(k.wave_done, k.end_waves(), k.roofline_ps_per_wave()));
   }
   return k.start + Tick(double(now - k.start) * double(r.cta_count()) / double(k.ctas_simulated));
 }

@@ -6,6 +6,11 @@
 // kernel's roofline. The sample stops early, once `min_waves` marks are in and the end that line
 // predicts no longer moves (steady_end()): its CTAs not yet started are warmed instead, when the
 // ones in flight have ended.
+// A double-buffered kernel whose CTAs after the first wave all end on their math, not their memory
+// (WaveSampling::math_bound_marks, math_bound_slack) repeats its waves exactly: it may stop at fewer
+// marks, even one that is not sampled but has waves beyond them, and the line is read at whole waves
+// (KernelState::end_waves): each SM runs ceil(grid / SMs) CTAs' math one after another, so a partial
+// last wave takes a full one's time, where a memory-bound one's shares the bandwidth among fewer.
 #pragma once
 
 #include <cstdint>

@@ -563,3 +563,67 @@ TEST(Replay, TheSteadyLineMarksKeyIsOptionalAndChecked) {
   EXPECT_EQ(on.sm.fast_sampling.line_marks, 32u);
   EXPECT_THROW(Rig("gpu.fast_mode_steady_line_marks=5"), std::exception);
 }
+
+TEST(Replay, AMathBoundKernelStopsAtItsMathMarksAndEndsOnWholeWaves) {
+  // 41 CTAs, one per SM (200 KiB of shared memory) on 4 SMs: 10.25 waves. Each CTA's math is
+  // 2^24 bf16 FLOPs at 1024 FLOP/clk, 1 GHz: 16384 ns; it reads 256 KiB over a 1000 B/ns memory, done
+  // in about 1.1 us, and its last stage (25 KiB of 8 stages' 200 KiB, 1/10.24 of its reads) adds
+  // 1600 ns: the math sets every CTA's end, with more than 25 % of it to spare. Every CTA simulated,
+  // SM s runs ceil(41 / 4) = 11 CTAs one after another: 11 x 16384 = 180224 ns. With the math rule
+  // the sample stops at its 4th wave mark (CTAs 4, 8, 12, 16 ended at 16384 ns apart) and reads the
+  // marks' line at 11 waves: 180224 ns, to the picosecond. Without it, the same sample reads the line at
+  // 10.25 waves: 10.25 x 16384 = 167936 ns, a partial last wave counted as a fraction of a full one.
+  auto rig_with = [](uint32_t max_waves, uint32_t math_marks) {
+    Rig r("gpu.pipeline_stages=8");
+    r.sm.max_outstanding_requests = 256;
+    r.sm.fast_sampling.max_waves = max_waves;
+    r.sm.fast_sampling.min_waves = 4;
+    r.sm.fast_sampling.math_bound_marks = math_marks;
+    r.sm.fast_sampling.math_bound_slack = 0.25;
+    return r;
+  };
+  KernelRecord k = kernel(0, 41);
+  k.smem_bytes = 200 * 1024;
+  k.double_buffered = true;
+  k.flops[int(trace::Precision::bf16)] = 41.0 * (1 << 24);
+  const std::vector<AccessRecord> as{stream_read(0, 41, 262144)};
+  test::FakeMemory m1(1000.0, 100.0), m2(1000.0, 100.0), m3(1000.0, 100.0);
+  auto every = run(rig_with(1000, 0), {k}, as, m1, true);
+  auto math = run(rig_with(10, 4), {k}, as, m2, true);
+  auto fraction = run(rig_with(10, 0), {k}, as, m3, true);
+  EXPECT_NEAR(every.step_ns, 180224.0, 1.0);
+  EXPECT_NEAR(math.step_ns, every.step_ns, 1e-3);
+  EXPECT_EQ(math.kernels[0].simulated, "sampled");
+  EXPECT_LE(m2.bytes(), 24u * 262144);  // stopped after 4 wave marks: at most the 5th and 6th waves also begun
+  EXPECT_EQ(m2.bytes() + m2.warmed(), 41u * 262144);
+  EXPECT_NEAR(fraction.step_ns, 167936.0, 1.0);
+
+  // The same reads without the math: every CTA waits on its memory, not one is math-bound, so the
+  // math rule neither stops the sample (the rate rule is off here: min_waves 1000) nor rounds its
+  // waves: the run is the one without the rule, to the picosecond.
+  KernelRecord mem_bound = k;
+  mem_bound.flops = {};
+  auto rate_off = [&](uint32_t math_marks) {
+    Rig r = rig_with(10, math_marks);
+    r.sm.fast_sampling.min_waves = 1000;
+    return r;
+  };
+  test::FakeMemory m4(1000.0, 100.0), m5(1000.0, 100.0);
+  auto streamed = run(rate_off(4), {mem_bound}, as, m4, true);
+  auto streamed_plain = run(rate_off(0), {mem_bound}, as, m5, true);
+  EXPECT_EQ(m4.bytes(), 40u * 262144);  // the whole 10-wave sample
+  EXPECT_EQ(streamed.step_ns, streamed_plain.step_ns);
+}
+
+TEST(Replay, TheMathBoundKeysAreOptionalAndChecked) {
+  // Absent: off. The marks: 0 or at least four (the steadiness test needs them); the slack in per cent.
+  Rig off;
+  EXPECT_EQ(off.sm.fast_sampling.math_bound_marks, 0u);
+  EXPECT_EQ(off.sm.fast_sampling.math_bound_slack, 0.0);
+  Rig on("gpu.fast_mode_math_bound_marks=4");
+  EXPECT_EQ(on.sm.fast_sampling.math_bound_marks, 4u);
+  Rig slack("gpu.fast_mode_math_bound_slack_percent=5");
+  EXPECT_DOUBLE_EQ(slack.sm.fast_sampling.math_bound_slack, 0.05);
+  EXPECT_THROW(Rig("gpu.fast_mode_math_bound_marks=3"), std::exception);
+  EXPECT_THROW(Rig("gpu.fast_mode_math_bound_slack_percent=150"), std::exception);
+}
