@@ -68,9 +68,9 @@ struct KernelState {
     const uint64_t units = wave / uint64_t(per_unit);
     return double((rec->cta_count() + units - 1) / units) / double(per_unit);
   }
-  // The wave marks' line is read at this many waves: whole ones once the marks show a math-bound
-  // kernel (two marks at least, the first wave's ramp left out).
-  double end_waves() const { return math_watched && math_bound && wave_done.size() >= 2 ? whole_waves() : waves(); }
+  // Its marks show a math-bound kernel: then its end is read on the line through the marks after
+  // the first (the first wave starts on cold caches; the math paces the rest), at whole waves.
+  bool math_paced() const { return math_watched && math_bound && wave_done.size() >= 3; }
   double roofline_ps_per_wave() const { return roofline_ns() * 1e3 / waves(); }
   // Segment reuse (ReplayOptions::reuse).
   std::string signature;          // everything that decides the kernel's timing, except addresses

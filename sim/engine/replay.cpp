@@ -243,11 +243,14 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   if ((k.sample_first > 0 || k.may_stop_math) && k.ctas_done % k.wave == 0 && !e.all_started) {
     k.wave_done.push_back(now);
     const model::WaveSampling rule = proc.wave_sampling();
-    model::WaveSampling math_rule = rule;
-    math_rule.min_waves = rule.math_bound_marks;
-    const bool steady = (k.may_stop && steady_end(k.wave_done, k.start, k.end_waves(), k.roofline_ps_per_wave(), rule)) ||
-                        (k.may_stop_math && k.math_bound &&
-                         steady_end(k.wave_done, k.start, k.end_waves(), k.roofline_ps_per_wave(), math_rule));
+    bool steady = k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), rule);
+    if (!steady && k.may_stop_math && k.math_paced()) {
+      // The math rule's marks are those after the first, read at whole waves (sampling.hpp).
+      model::WaveSampling math_rule = rule;
+      math_rule.min_waves = rule.math_bound_marks;
+      const std::vector<Tick> paced(k.wave_done.begin() + 1, k.wave_done.end());
+      steady = steady_end(paced, k.start, k.whole_waves() - 1, k.roofline_ps_per_wave(), math_rule);
+    }
     if (steady) {
       // The rest of the sample would not move the end: its CTAs not yet started are left out.
       const uint64_t started = proc.stop_starting(e.kernel);

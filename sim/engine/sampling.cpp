@@ -13,8 +13,10 @@ Tick sampled_kernel_end(const KernelState& k, Tick now) {
   // kernel 5.1 % above its detailed run; the fitted line, 1.0 %. Without two marks, at the sampled
   // average.
   const auto& r = *k.rec;
+  if (k.math_paced())
+    return std::max(now, Tick(model::fitted_end(k.wave_done, 1, k.wave_done.size(), k.whole_waves(), k.roofline_ps_per_wave())));
   if (k.wave_done.size() >= 2) {
-    return std::max(now, extrapolate_sampled_end(k.wave_done, k.end_waves(), k.roofline_ps_per_wave()));
+    return std::max(now, extrapolate_sampled_end(k.wave_done, k.waves(), k.roofline_ps_per_wave()));
   }
   return k.start + Tick(double(now - k.start) * double(r.cta_count()) / double(k.ctas_simulated));
 }
