@@ -70,9 +70,9 @@ struct WaveSampling {
   // the time that rate gives them. 0 (every preset): every line simulated.
   uint32_t line_marks = 0;
   // A kernel whose CTAs after its first wave all end math-bound (CtaEnd::math_bound, with
-  // math_bound_slack, a fraction of a CTA's math, to spare) may stop at math_bound_marks wave marks
-  // (at least four) once they are steady, and its end counts whole waves: where the math sets a
-  // CTA's end, a last partial wave takes as long as a full one. 0 (a file without it): off.
+  // math_bound_slack, a fraction of a CTA's math, to spare) may stop once math_bound_marks wave marks
+  // after the first (at least four) are steady, and its end counts whole waves: where the math sets
+  // a CTA's end, a last partial wave takes as long as a full one. 0 (a file without it): off.
   uint32_t math_bound_marks = 0;
   double math_bound_slack = 0;
 };

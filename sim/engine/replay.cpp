@@ -157,8 +157,9 @@ void Engine::prepare() {
     const model::WaveSampling rule = proc.wave_sampling();
     if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, rule.max_waves);
     k.sample_first = r.cta_count() - k.ctas_simulated;
-    // Only a sampled kernel may stop early: one of fewer waves than a sample runs whole (a 7-wave
-    // DeepGEMM shape stopped at 4 of its waves came out 3 % fast).
+    // By its rate, only a sampled kernel may stop early: one of fewer waves than a sample runs whole
+    // (a 7-wave DeepGEMM shape stopped at 4 of its waves came out 3 % fast: its 6.79 waves counted
+    // as a fraction, where the math makes the last one whole, as the math rule below reads them).
     k.may_stop = k.sample_first > 0 && r.cta_count() > uint64_t(rule.min_waves) * k.wave;
     // A math-bound kernel's waves repeat exactly (the tensor pipe sets them), so fewer marks tell its
     // rate: also one that wave sampling leaves whole, if it has waves beyond the marks.

@@ -7,10 +7,11 @@
 // predicts no longer moves (steady_end()): its CTAs not yet started are warmed instead, when the
 // ones in flight have ended.
 // A double-buffered kernel whose CTAs after the first wave all end on their math, not their memory
-// (WaveSampling::math_bound_marks, math_bound_slack) repeats its waves exactly: it may stop at fewer
-// marks, even one that is not sampled but has waves beyond them, and the line is read at whole waves
-// (KernelState::end_waves): each SM runs ceil(grid / SMs) CTAs' math one after another, so a partial
-// last wave takes a full one's time, where a memory-bound one's shares the bandwidth among fewer.
+// (WaveSampling::math_bound_marks, math_bound_slack) repeats its waves exactly: its end is read on
+// the line through the marks after the first, at whole waves (KernelState::math_paced), and it may
+// stop once fewer of those marks are steady, even one that is not sampled but has waves beyond them.
+// Each SM runs ceil(grid / SMs) CTAs' math one after another, so a partial last wave takes a full
+// one's time, where a memory-bound kernel's shares the bandwidth among fewer CTAs.
 #pragma once
 
 #include <cstdint>
