@@ -60,12 +60,12 @@ uint32_t L2Cache::take(std::vector<T>& pool, std::vector<uint32_t>& free, const 
   return i;
 }
 
-uint32_t L2Cache::set_base(uint64_t line) const {
+L2Cache::SetRef L2Cache::set_of(uint64_t line) const {
   const uint64_t h = mix64(line);
   const uint64_t q = by_slices_.div(h);
   const auto slice = static_cast<uint32_t>(h - q * p_.slices);
   const auto set = static_cast<uint32_t>(by_sets_.mod(q));
-  return (slice * sets_ + set) * p_.ways;
+  return {slice, (slice * sets_ + set) * p_.ways};
 }
 
 uint32_t L2Cache::find(uint32_t base, uint64_t line) const {
@@ -90,14 +90,15 @@ Tick L2Cache::hit_latency(uint32_t slice, uint32_t partition) const {
 bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   const uint64_t first = req.addr / p_.line_B;
   const uint64_t last = (req.addr + std::max<uint32_t>(req.bytes, 1) - 1) / p_.line_B;
-  // Admit all pieces or none: count what each slice would take. Each line's slice is hashed once:
-  // a 2 KiB request has 16 lines, and hashing inside the pairwise count was a twentieth of a run.
-  line_slices_.clear();
-  for (uint64_t l = first; l <= last; ++l) line_slices_.push_back(slice_of(l));
-  for (size_t i = 0; i < line_slices_.size(); ++i) {
+  // Admit all pieces or none: count what each slice would take. Each line is hashed once, for its
+  // slice and its set: a 2 KiB request has 16 lines, and hashing inside the pairwise count was a
+  // twentieth of a run.
+  line_sets_.clear();
+  for (uint64_t l = first; l <= last; ++l) line_sets_.push_back(set_of(l));
+  for (size_t i = 0; i < line_sets_.size(); ++i) {
     uint32_t extra = 0;
-    for (size_t j = 0; j <= i; ++j) extra += line_slices_[j] == line_slices_[i];
-    if (slices_[line_slices_[i]].queue.size() + extra > p_.queue_depth_per_slice) {
+    for (size_t j = 0; j <= i; ++j) extra += line_sets_[j].slice == line_sets_[i].slice;
+    if (slices_[line_sets_[i].slice].queue.size() + extra > p_.queue_depth_per_slice) {
       ++refused_;
       return false;
     }
@@ -105,14 +106,13 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
-    const uint32_t base = set_base(l);
+    const auto [s, base] = line_sets_[l - first];
     // The set's ways are looked up when the slice serves this piece, after the queue ahead of it: ask
     // for them now, so that the lookup does not wait on memory (it was nearly all of find()'s time).
     const char* set = reinterpret_cast<const char*>(&lines_[base]);
     for (size_t b = 0; b < size_t{p_.ways} * sizeof(Line); b += 64) __builtin_prefetch(set + b);
     const uint32_t piece =
         take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.tag, req.source % p_.partitions, base});
-    const uint32_t s = line_slices_[l - first];
     slices_[s].queue.push_back(piece);
     schedule(s, now);
   }
@@ -346,7 +346,7 @@ void L2Cache::warm(const MemRequest& req) {
   const uint64_t end = req.addr + std::max<uint32_t>(req.bytes, 1);
   for (uint64_t line = first; line * p_.line_B < end; ++line) {
     const uint8_t mask = sector_mask(req, line);
-    const uint32_t base = set_base(line);
+    const uint32_t base = set_of(line).base;
     uint32_t found = find(base, line);
     if (found == kNone) {
       found = victim(base);

@@ -73,7 +73,7 @@ class L2Cache : public FrontDevice {
     bool write;
     uint8_t tag;  // the request's MemRequest::tag
     uint32_t partition;
-    uint32_t base;  // set_base(line), hashed once when queued
+    uint32_t base;  // set_of(line).base, hashed once when queued
   };
   struct Parent {
     uint64_t id;
@@ -104,8 +104,10 @@ class L2Cache : public FrontDevice {
     uint32_t index;
   };
 
-  uint32_t slice_of(uint64_t line) const { return static_cast<uint32_t>(by_slices_.mod(mix64(line))); }
-  uint32_t set_base(uint64_t line) const;
+  struct SetRef {
+    uint32_t slice, base;  // the line's slice, and its set's first way in lines_
+  };
+  SetRef set_of(uint64_t line) const;  // one hash gives both
   uint32_t find(uint32_t base, uint64_t line) const;                // the way holding `line`, or kNone
   uint8_t sector_mask(const MemRequest& req, uint64_t line) const;  // sectors of `line` that `req` touches
   Tick hit_latency(uint32_t slice, uint32_t partition) const;
@@ -141,7 +143,7 @@ class L2Cache : public FrontDevice {
   std::vector<Parent> parents_;
   std::vector<uint32_t> free_parents_;
   std::vector<MemCompletion> buf_;
-  std::vector<uint32_t> line_slices_;   // try_enqueue: the slice of each line of the request
+  std::vector<SetRef> line_sets_;   // try_enqueue: the slice and set of each line of the request
   std::unique_ptr<ReplacementPolicy> policy_;
   bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;

@@ -82,6 +82,7 @@ void SmArray::launch(const KernelWork& w, Tick now) {
   const double tail = r.smem_bytes > 0 && read_per_cta > 0 ? std::min(1.0, stage_bytes / read_per_cta)
                                                            : 1.0 / p_.pipeline_stages;
   k.cta_tail = Tick(double(k.cta_compute) * tail);
+  k.math_spare = k.cta_tail + Tick(p_.fast_sampling.math_bound_slack * double(k.cta_compute));
   const uint32_t marks = p_.fast_sampling.line_marks;
   // One wave only: across waves the rate steps as a wave ends and the next ramps up (a 2-wave GEMM
   // went steady in its second wave and came out 4 % fast).
@@ -362,7 +363,7 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
   if (k.work.rec->double_buffered) {
     // The last stage's math runs after its data arrives.
     end = std::max(sl.compute_end, now + k.cta_tail);
-    sl.math_bound = sl.compute_end >= now + k.cta_tail + Tick(p_.fast_sampling.math_bound_slack * double(k.cta_compute));
+    sl.math_bound = sl.compute_end >= now + k.math_spare;
   } else {
     const Tick cs = std::max(now, s.tensor_free);
     end = cs + k.cta_compute;

@@ -59,6 +59,7 @@ class SmArray : public Processor {
     uint64_t next = 0;              // CTAs of the work started so far
     Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
     Tick cta_tail = 0;              // double-buffered: the math on the last stage, after its data lands
+    Tick math_spare = 0;            // a math-bound CTA's memory ends at least this long before its math: the tail and the slack
     // Steady projection (fast mode, WaveSampling::line_marks): the lines of its CTAs, those done,
     // those projected; when each 1/line_marks of them was done; once steady, the time one line
     // takes a CTA (the kernel's rate over the CTAs it had in flight).
