@@ -123,6 +123,7 @@ void encode_one(const KernelRecord& k, PayloadWriter& w) {
   for (uint32_t d : k.deps) w.u32(d);
   w.u64(k.wait_ns);
   w.u8(k.simt_overlaps_mma ? 1 : 0);
+  w.u8(k.stores_after_math ? 1 : 0);
 }
 
 void encode_one(const CtaRecord& c, PayloadWriter& w) {
@@ -216,6 +217,8 @@ Record decode(BlockType type, PayloadReader& r) {
       if (r.remaining() >= 8) k.wait_ns = r.u64();
       // Version 3 appends simt_overlaps_mma.
       if (r.remaining() >= 1) k.simt_overlaps_mma = r.u8() != 0;
+      // Version 4 appends stores_after_math.
+      if (r.remaining() >= 1) k.stores_after_math = r.u8() != 0;
       return k;
     }
     case BlockType::cta: {

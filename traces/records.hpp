@@ -17,7 +17,8 @@ namespace indexsim::trace {
 
 // 2: kernel blocks end with wait_ns (a version-1 block ends after its deps and reads as 0).
 // 3: then simt_overlaps_mma (earlier blocks read as true, the behaviour they were written for).
-constexpr uint32_t kFormatVersion = 3;
+// 4: then stores_after_math (earlier blocks read as false).
+constexpr uint32_t kFormatVersion = 4;
 
 enum class TensorClass : uint8_t {
   weights = 0,
@@ -67,6 +68,10 @@ struct KernelRecord {
   // promotes one warpgroup's sums while another's WGMMAs run), so the busier pipe sets the time.
   // false: barriers separate the phases (dequantise a tile, then MMA on it), and their times add.
   bool simt_overlaps_mma = true;
+  // The kernel's writes are an epilogue: each CTA stores its output after its last math (a GEMM's
+  // tile, through shared memory and a TMA store) and holds its SM until the stores have left.
+  // false: writes go out as the CTA's loads do, beside its math.
+  bool stores_after_math = false;
   uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
   uint32_t threads_per_cta() const { return block[0] * block[1] * block[2]; }
   double total_flops() const {

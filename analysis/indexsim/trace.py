@@ -16,7 +16,7 @@ import struct
 import zlib
 from typing import Any, Dict, Iterator, Tuple
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MAGIC = b"IDXTRACE"
 TENSOR_CLASSES = ["weights", "kv_cache", "indexer_cache", "activations", "linear_state", "topk_indices", "scratch", "peer"]
 PRECISIONS = ["fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "simt"]
@@ -90,6 +90,8 @@ def _decode(kind: str, p: _Payload) -> Dict[str, Any]:
         rec["wait_ns"] = p.take("<Q") if len(p.data) - p.pos >= 8 else 0
         # Version 3 appends simt_overlaps_mma; earlier blocks were written for overlapping pipes.
         rec["simt_overlaps_mma"] = p.take("<B") != 0 if len(p.data) - p.pos >= 1 else True
+        # Version 4 appends stores_after_math; earlier blocks wrote beside their math.
+        rec["stores_after_math"] = p.take("<B") != 0 if len(p.data) - p.pos >= 1 else False
     elif kind == "cta":
         k, c, sm, s, e = p.take("<IIIQQ")
         rec = {"kernel": k, "cta": c, "sm": sm, "start_ns": s, "end_ns": e}

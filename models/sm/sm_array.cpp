@@ -56,8 +56,11 @@ trace::LaunchLimits SmArray::launch_limits() const {
   return l;
 }
 
-AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const {
-  return AccessCursor(w.accesses, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
+AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const { return cursor_for(w, w.accesses, cta); }
+
+AccessCursor SmArray::cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records,
+                                 uint64_t cta) const {
+  return AccessCursor(records, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
                       w.coarse ? p_.fast_chunk_bytes : p_.line_bytes, w.tensor_tag);
 }
 
@@ -82,6 +85,11 @@ void SmArray::launch(const KernelWork& w, Tick now) {
   const double tail = r.smem_bytes > 0 && read_per_cta > 0 ? std::min(1.0, stage_bytes / read_per_cta)
                                                            : 1.0 / p_.pipeline_stages;
   k.cta_tail = Tick(double(k.cta_compute) * tail);
+  if (r.stores_after_math && r.double_buffered) {
+    auto phases = std::make_unique<std::array<std::vector<const AccessRecord*>, 2>>();
+    for (const AccessRecord* a : *w.accesses) (*phases)[a->write ? 1 : 0].push_back(a);
+    if (!(*phases)[1].empty()) k.phases = std::move(phases);
+  }
   k.math_spare = k.cta_tail + Tick(p_.fast_sampling.math_bound_slack * double(k.cta_compute));
   const uint32_t marks = p_.fast_sampling.line_marks;
   // One wave only: across waves the rate steps as a wave ends and the next ramps up (a 2-wave GEMM
@@ -157,6 +165,10 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
   while (!ends_.empty() && ends_.top().t <= now) {
     const End e = ends_.top();
     ends_.pop();
+    if (sms_[e.sm].slots[e.slot].stores_pending) {
+      start_stores(e.sm, e.slot, now);
+      continue;
+    }
     ended.push_back(end_cta(e.sm, e.slot, now));
     dispatch_pending_ = true;
     dispatch_at_ = now;
@@ -197,7 +209,10 @@ void SmArray::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   sl.used = true;
   sl.kernel = kernel;
   sl.start = now;
-  sl.cursor = cursor_for(k.work, cta);
+  sl.cta = uint32_t(cta);
+  // An epilogue kernel's CTA loads first; its stores wait for its math (start_stores).
+  sl.cursor = k.phases ? cursor_for(k.work, &(*k.phases)[0], cta) : cursor_for(k.work, cta);
+  sl.stores_pending = k.phases != nullptr;
   const auto& r = *k.work.rec;
   const int threads = int(r.threads_per_cta());
   if (s.ctas == 0) s.resident_since = now;
@@ -323,12 +338,20 @@ uint64_t SmArray::warm_rest(uint32_t sm, uint32_t slot) {
   Slot& sl = s.slots[slot];
   Kernel& k = kernels_[sl.kernel];
   uint64_t lines = 0;
-  while (!sl.cursor.done()) {
-    const CtaRequest q = sl.cursor.next();
-    mem_.warm({0, q.addr, q.bytes, q.write, 0});
-    lines += lines_of(q.bytes);
-    ++sl.requests;
-    (q.write ? sl.bytes_written : sl.bytes_read) += q.bytes;
+  // A projected CTA's stores ride at the same steady rate as its loads.
+  for (bool more = true; more;) {
+    while (!sl.cursor.done()) {
+      const CtaRequest q = sl.cursor.next();
+      mem_.warm({0, q.addr, q.bytes, q.write, 0});
+      lines += lines_of(q.bytes);
+      ++sl.requests;
+      (q.write ? sl.bytes_written : sl.bytes_read) += q.bytes;
+    }
+    more = sl.stores_pending;
+    if (more) {
+      sl.stores_pending = false;
+      sl.cursor = cursor_for(k.work, &(*k.phases)[1], sl.cta);
+    }
   }
   mem_next_valid_ = false;
   k.lines_projected += lines;
@@ -360,7 +383,9 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
   const Kernel& k = kernels_[sl.kernel];
   sl.mem_done = true;
   Tick end;
-  if (k.work.rec->double_buffered) {
+  if (sl.storing) {
+    end = now;  // its math ended before its stores began
+  } else if (k.work.rec->double_buffered) {
     // The last stage's math runs after its data arrives.
     end = std::max(sl.compute_end, now + k.cta_tail);
     sl.math_bound = sl.compute_end >= now + k.math_spare;
@@ -370,10 +395,36 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
     s.tensor_free = end;
     s.tensor_busy += k.cta_compute;
   }
+  if (sl.stores_pending) {  // its stores go out when its math ends
+    ends_.push({end, seq_++, sm, slot});
+    return;
+  }
   // A collective's CTA then waits on its peers' handshakes (the kernel's wait_ns); it holds its
   // slot meanwhile, as a spinning NCCL channel does.
   end += ns_to_ps(p_.cta_launch_ns) + ns_to_ps(double(k.work.rec->wait_ns));
   ends_.push({end, seq_++, sm, slot});
+}
+
+void SmArray::start_stores(uint32_t sm, uint32_t slot, Tick now) {
+  // The epilogue: the CTA's output leaves after its math, and the CTA holds its SM until every
+  // store is acknowledged (DeepGEMM waits until the TMA store has read shared memory, which is
+  // one memory round trip sooner; the acknowledgement is what the memory system reports).
+  Sm& s = sms_[sm];
+  Slot& sl = s.slots[slot];
+  const Kernel& k = kernels_[sl.kernel];
+  sl.stores_pending = false;
+  sl.storing = true;
+  sl.mem_done = false;
+  sl.cursor = cursor_for(k.work, &(*k.phases)[1], sl.cta);
+  if (k.steady) {
+    project(sm, slot, now);
+  } else if (sl.cursor.done()) {
+    finish_memory(sm, slot, now);
+  } else {
+    s.active.push_back(slot);
+    mem_next_valid_ = false;
+    issue(sm, now);
+  }
 }
 
 CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {

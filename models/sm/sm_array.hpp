@@ -11,10 +11,16 @@
 // - Compute: a CTA's math takes the Tensor Core time of its share of the kernel's FLOPs. A
 //   double-buffered kernel reserves the SM's tensor pipe from the CTA's start and runs only the last
 //   stage's math after its data lands; other kernels compute after their loads.
-// - A CTA ends `cta_launch_ns` after its math, plus the kernel's `wait_ns` (a collective's waits
-//   on its peers, which the fabric's symmetry leaves to the kernel record).
+// - Epilogue (KernelRecord::stores_after_math, GEMMs): a double-buffered CTA's loads go out first;
+//   its stores go out once its math has ended, and it holds its SM until they are acknowledged.
+//   Other kernels' writes go out with their loads, beside the math.
+// - A CTA ends `cta_launch_ns` after its math (or its epilogue's stores), plus the kernel's
+//   `wait_ns` (a collective's waits on its peers, which the fabric's symmetry leaves to the kernel
+//   record).
 #pragma once
 
+#include <array>
+#include <memory>
 #include <queue>
 #include <vector>
 
@@ -69,6 +75,9 @@ class SmArray : public Processor {
     Tick first_start = kNever;
     std::vector<Tick> marks;
     double cta_ps_per_line = 0;
+    // trace::KernelRecord::stores_after_math: its access records split into loads and stores
+    // (held by pointer: cursors point at them while `kernels_` grows).
+    std::unique_ptr<std::array<std::vector<const trace::AccessRecord*>, 2>> phases;
   };
   struct Slot {
     bool used = false;
@@ -81,6 +90,9 @@ class SmArray : public Processor {
     Tick mem_floor = 0;             // projected: its memory work ends no earlier
     bool mem_done = false;
     bool math_bound = false;        // CtaEnd::math_bound
+    uint32_t cta = 0;
+    bool stores_pending = false;    // its epilogue's stores go out once its math ends
+    bool storing = false;           // ... and are going out
     uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
   };
   struct Sm {
@@ -110,6 +122,8 @@ class SmArray : public Processor {
   void finish_memory(uint32_t sm, uint32_t slot, Tick now);
   CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
   AccessCursor cursor_for(const KernelWork& w, uint64_t cta) const;
+  AccessCursor cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records, uint64_t cta) const;
+  void start_stores(uint32_t sm, uint32_t slot, Tick now);
   uint32_t lines_of(uint32_t bytes) const { return (bytes + p_.line_bytes - 1) / p_.line_bytes; }
   void lines_done(uint32_t kernel, uint32_t lines, Tick now);
   uint64_t warm_rest(uint32_t sm, uint32_t slot);

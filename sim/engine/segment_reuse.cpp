@@ -41,6 +41,7 @@ std::string SegmentReuse::signature(KernelState& k) const {
   put(r.double_buffered);
   put(r.wait_ns);
   put(r.simt_overlaps_mma);
+  put(r.stores_after_math);
   for (const AccessRecord* a : k.accesses) {
     put(a->cta_first);
     put(a->cta_count);

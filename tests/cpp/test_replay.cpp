@@ -141,6 +141,43 @@ TEST(Replay, SimtWorkAddsToMatrixWorkWhenTheKernelAlternatesPhases) {
   }
 }
 
+// A GEMM's epilogue (KernelRecord::stores_after_math): one CTA per SM on 4 SMs, 1024 ns of math
+// each (2^20 bf16 FLOPs at 1024 FLOP/clk, 1 GHz), 16 KiB of loads (done by ~800 ns: 16 lines in
+// flight a 100 ns round trip) and 4 KiB of stores on a 1000 B/ns, 100 ns memory.
+//  - Stores beside the math: they leave with the loads, and the CTA ends on its math: 1024 ns.
+//  - Stores after the math: 32 lines per SM through a 16-line window leave in two round trips
+//    once the math ends: 1024 + 2 x 100 + 4 x 4096 B / 1000 B/ns = 1240 ns (the second round
+//    trip's requests queue behind fewer bytes: ~1232).
+TEST(Replay, AnEpilogueKernelStoresAfterItsMathAndHoldsItsSmUntilTheStoresLeave) {
+  Rig rig;
+  for (bool fast : {false, true})
+    for (bool after : {false, true}) {
+      test::FakeMemory mem(1000.0, 100.0);
+      KernelRecord k = kernel(0, 4);
+      k.flops[int(trace::Precision::bf16)] = 4.0 * (1 << 20);
+      k.smem_bytes = 128;  // one 128 B stage: the math after the last load is 1/128 of the CTA's
+      k.stores_after_math = after;
+      AccessRecord st = stream_read(0, 4, 4096);
+      st.write = true;
+      st.tensor = 1;
+      AccessRecord ld = stream_read(0, 4, 16384);
+      sim::Workload w = test::workload({k}, {ld, st}, 2);
+      model::SmArray proc(rig.sm, rig.tcp, mem);
+      sim::ReplayInput in;
+      in.workload = &w;
+      in.tensor_base = {0, 1 << 20};
+      in.tensor_region = {0, 0};
+      in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
+      sim::ReplayOptions opt;
+      opt.fast = fast;
+      const auto out = sim::replay(proc, in, opt);
+      EXPECT_EQ(out.bytes_written, 4u * 4096) << "fast " << fast << " after " << after;
+      EXPECT_EQ(out.bytes_read, 4u * 16384) << "fast " << fast << " after " << after;
+      if (after) EXPECT_NEAR(out.step_ns, 1240.0, 12.0) << "fast " << fast;
+      else EXPECT_NEAR(out.step_ns, 1024.0, 2.0) << "fast " << fast;
+    }
+}
+
 TEST(Replay, DependentKernelsRunInSequenceIndependentStreamsOverlap) {
   // Two memory-bound kernels of 2 CTAs each on 4 SMs: in sequence they take t1 + t2; on two
   // streams without a dependence they share the machine and finish in less than the sum.

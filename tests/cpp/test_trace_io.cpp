@@ -152,12 +152,33 @@ TEST(TraceIo, AVersionTwoKernelBlockReadsAsOverlappingPipes) {
   PayloadWriter w;
   encode(Record(k), w);
   const auto& full = w.bytes();
-  PayloadReader r3(full.data(), full.size());
+  PayloadReader r3(full.data(), full.size() - 1);  // version 3: without stores_after_math
   EXPECT_FALSE(std::get<KernelRecord>(decode(BlockType::kernel, r3)).simt_overlaps_mma);
-  PayloadReader r2(full.data(), full.size() - 1);
+  PayloadReader r2(full.data(), full.size() - 2);
   const auto v2 = std::get<KernelRecord>(decode(BlockType::kernel, r2));
   EXPECT_TRUE(v2.simt_overlaps_mma);
   EXPECT_EQ(v2.wait_ns, 7u);
+}
+
+// Version 4 appends stores_after_math; a version-3 block (without it) reads as writing beside its
+// math, the behaviour it was written for.
+TEST(TraceIo, AVersionThreeKernelBlockReadsAsStoringBesideItsMath) {
+  KernelRecord k;
+  k.name = "L0.q_proj";
+  k.kind = KernelKind::gemm;
+  k.simt_overlaps_mma = false;
+  k.stores_after_math = true;
+  PayloadWriter w;
+  encode(Record(k), w);
+  const auto& full = w.bytes();
+  PayloadReader r4(full.data(), full.size());
+  const auto v4 = std::get<KernelRecord>(decode(BlockType::kernel, r4));
+  EXPECT_TRUE(v4.stores_after_math);
+  EXPECT_FALSE(v4.simt_overlaps_mma);
+  PayloadReader r3(full.data(), full.size() - 1);
+  const auto v3 = std::get<KernelRecord>(decode(BlockType::kernel, r3));
+  EXPECT_FALSE(v3.stores_after_math);
+  EXPECT_FALSE(v3.simt_overlaps_mma);
 }
 
 TEST(TraceIo, AFlippedPayloadByteFailsTheCrcNamingBlockAndOffset) {

@@ -78,6 +78,10 @@ uint32_t emit_gemm(Builder& b, const std::string& name, KernelKind kind, int lay
   const uint32_t id = b.kernel(name, kind, layer, {ceil_div(n, g.block_n), ceil_div(m, g.block_m), 1},
                                gemm_kernel_shape(g), std::move(deps));
   gemm_flops(b.k(id), g, k, precision);
+  // Hopper and Ampere GEMMs (DeepGEMM fp8_gemm.cuh, CUTLASS's collective epilogues) store a tile
+  // after its last MMA: registers to shared memory, then a TMA or vector store that the math warps
+  // wait on before their next tile.
+  b.k(id).stores_after_math = true;
   gemm_accesses(b, id, 0, m, n, k, gemm_tiling(g), o);
   return id;
 }
