@@ -124,6 +124,7 @@ void encode_one(const KernelRecord& k, PayloadWriter& w) {
   w.u64(k.wait_ns);
   w.u8(k.simt_overlaps_mma ? 1 : 0);
   w.u8(k.stores_after_math ? 1 : 0);
+  w.u32(k.load_steps);
 }
 
 void encode_one(const CtaRecord& c, PayloadWriter& w) {
@@ -217,8 +218,9 @@ Record decode(BlockType type, PayloadReader& r) {
       if (r.remaining() >= 8) k.wait_ns = r.u64();
       // Version 3 appends simt_overlaps_mma.
       if (r.remaining() >= 1) k.simt_overlaps_mma = r.u8() != 0;
-      // Version 4 appends stores_after_math.
+      // Version 4 appends stores_after_math and load_steps.
       if (r.remaining() >= 1) k.stores_after_math = r.u8() != 0;
+      if (r.remaining() >= 4) k.load_steps = r.u32();
       return k;
     }
     case BlockType::cta: {

@@ -17,7 +17,7 @@ namespace indexsim::trace {
 
 // 2: kernel blocks end with wait_ns (a version-1 block ends after its deps and reads as 0).
 // 3: then simt_overlaps_mma (earlier blocks read as true, the behaviour they were written for).
-// 4: then stores_after_math (earlier blocks read as false).
+// 4: then stores_after_math and load_steps (earlier blocks read as false and 0).
 constexpr uint32_t kFormatVersion = 4;
 
 enum class TensorClass : uint8_t {
@@ -72,6 +72,10 @@ struct KernelRecord {
   // tile, through shared memory and a TMA store) and holds its SM until the stores have left.
   // false: writes go out as the CTA's loads do, beside its math.
   bool stores_after_math = false;
+  // > 1: each CTA loads its read records together, in this many steps, each step a 1/load_steps
+  // slice of every row (a GEMM's K blocks of A and B, as its TMA producer issues them). 0 or 1: one
+  // record after another.
+  uint32_t load_steps = 0;
   uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
   uint32_t threads_per_cta() const { return block[0] * block[1] * block[2]; }
   double total_flops() const {

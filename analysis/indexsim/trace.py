@@ -90,8 +90,10 @@ def _decode(kind: str, p: _Payload) -> Dict[str, Any]:
         rec["wait_ns"] = p.take("<Q") if len(p.data) - p.pos >= 8 else 0
         # Version 3 appends simt_overlaps_mma; earlier blocks were written for overlapping pipes.
         rec["simt_overlaps_mma"] = p.take("<B") != 0 if len(p.data) - p.pos >= 1 else True
-        # Version 4 appends stores_after_math; earlier blocks wrote beside their math.
+        # Version 4 appends stores_after_math and load_steps; earlier blocks wrote beside their
+        # math and loaded one record after another.
         rec["stores_after_math"] = p.take("<B") != 0 if len(p.data) - p.pos >= 1 else False
+        rec["load_steps"] = p.take("<I") if len(p.data) - p.pos >= 4 else 0
     elif kind == "cta":
         k, c, sm, s, e = p.take("<IIIQQ")
         rec = {"kernel": k, "cta": c, "sm": sm, "start_ns": s, "end_ns": e}

@@ -84,10 +84,20 @@ std::string occupancy_limiter(const SmParams& p, const trace::KernelRecord& k) {
 
 AccessCursor::AccessCursor(const std::vector<const trace::AccessRecord*>* records, uint32_t cta,
                            const std::vector<uint64_t>* tensor_base, uint32_t line_bytes,
-                           uint32_t sector_bytes, uint32_t chunk_bytes, const std::vector<uint8_t>* tensor_tag)
+                           uint32_t sector_bytes, uint32_t chunk_bytes, const std::vector<uint8_t>* tensor_tag,
+                           uint32_t steps)
     : records_(records), tensor_base_(tensor_base), tensor_tag_(tensor_tag), cta_(cta), line_(line_bytes), sector_(sector_bytes),
-      chunk_(std::max(chunk_bytes, line_bytes)) {
+      chunk_(std::max(chunk_bytes, line_bytes)), steps_(steps > 1 ? steps : 0) {
   rec_ = 0;
+  if (steps_) {
+    for (const auto* r : *records_)
+      if (cta_ >= r->cta_first && cta_ < r->cta_first + r->cta_count && r->bytes_per_cta() > 0) {
+        const uint64_t elem = r->kind == trace::AccessRecord::Kind::strided ? r->elem_bytes : r->row_bytes;
+        rounds_ = std::max(rounds_, (elem + step_of(*r) - 1) / step_of(*r));
+      }
+    seek(0);
+    return;
+  }
   // Skip records that do not cover this CTA, and empty ones.
   while (!done()) {
     const auto* r = (*records_)[rec_];
@@ -97,6 +107,29 @@ AccessCursor::AccessCursor(const std::vector<const trace::AccessRecord*>* record
   if (!done()) enter_record();
 }
 
+uint64_t AccessCursor::step_of(const trace::AccessRecord& r) const {
+  const uint64_t elem = r.kind == trace::AccessRecord::Kind::strided ? r.elem_bytes : r.row_bytes;
+  const uint64_t raw = (elem + steps_ - 1) / steps_;
+  const uint64_t lines = (raw + line_ - 1) / line_ * line_;
+  // Gathers split at lines in both modes (below); contiguous steps may be fast-mode chunks.
+  return r.kind == trace::AccessRecord::Kind::gather ? lines : std::max<uint64_t>(lines, chunk_);
+}
+
+bool AccessCursor::covers(const trace::AccessRecord& r) const {
+  if (cta_ < r.cta_first || cta_ >= r.cta_first + r.cta_count || r.bytes_per_cta() == 0) return false;
+  const uint64_t elem = r.kind == trace::AccessRecord::Kind::strided ? r.elem_bytes : r.row_bytes;
+  return round_ * step_of(r) < elem;
+}
+
+void AccessCursor::seek(size_t from) {
+  for (rec_ = from;; rec_ = 0) {
+    while (rec_ < records_->size() && !covers(*(*records_)[rec_])) ++rec_;
+    if (rec_ < records_->size()) break;
+    if (++round_ >= rounds_) return;  // done: rec_ == size
+  }
+  enter_record();
+}
+
 void AccessCursor::enter_record() {
   const auto* r = (*records_)[rec_];
   start_ = (*tensor_base_)[r->tensor] + r->base + int64_t(cta_ - r->cta_first) * r->cta_stride_bytes;
@@ -104,7 +137,29 @@ void AccessCursor::enter_record() {
   item_ = 0;
   item_off_ = 0;
   // One element, or elements that touch, is a contiguous run (the fast mode's coarse requests).
-  contiguous_ = r->kind == trace::AccessRecord::Kind::strided && (r->stride_bytes == int64_t(r->elem_bytes) || r->count == 1);
+  contiguous_ = !steps_ && r->kind == trace::AccessRecord::Kind::strided && (r->stride_bytes == int64_t(r->elem_bytes) || r->count == 1);
+  if (steps_) step_ = step_of(*r);
+}
+
+CtaRequest AccessCursor::next_stepped() {
+  const auto* r = (*records_)[rec_];
+  const bool gather = r->kind == trace::AccessRecord::Kind::gather;
+  const uint64_t elem = gather ? r->row_bytes : r->elem_bytes;
+  const uint64_t lo = round_ * step_, len = std::min(elem, lo + step_) - lo;
+  const uint64_t addr = (gather ? start_ + uint64_t(r->rows[item_]) * r->row_pitch_bytes
+                                : start_ + uint64_t(int64_t(item_) * r->stride_bytes)) + lo + item_off_;
+  const uint64_t granule = gather ? line_ : chunk_;
+  const uint64_t boundary = (addr / granule + 1) * granule;
+  const uint64_t take = std::min<uint64_t>(len - item_off_, boundary - addr);
+  const uint64_t a = addr / sector_ * sector_;
+  const uint64_t b = (addr + take + sector_ - 1) / sector_ * sector_;
+  const CtaRequest req{a, static_cast<uint32_t>(b - a), r->write, tag_};
+  item_off_ += take;
+  if (item_off_ >= len) {
+    item_off_ = 0;
+    if (++item_ >= (gather ? r->rows.size() : r->count)) seek(rec_ + 1);
+  }
+  return req;
 }
 
 uint64_t AccessCursor::remaining_estimate() const {
@@ -113,6 +168,7 @@ uint64_t AccessCursor::remaining_estimate() const {
 }
 
 CtaRequest AccessCursor::next() {
+  if (steps_) return next_stepped();
   const auto* r = (*records_)[rec_];
   uint64_t addr, span_left;
   uint32_t granule;  // the largest request this kind of access makes

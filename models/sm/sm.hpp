@@ -59,6 +59,9 @@ struct CtaRequest {
 // Walks the requests of one CTA lazily: a 1M-token scan is one access record, expanded here one
 // request at a time. Contiguous runs become `chunk` sized requests (line size in the detailed mode,
 // larger in the fast mode); other accesses split at line boundaries and round to whole sectors.
+// With `steps` > 1 (KernelRecord::load_steps) the records are walked together, in steps: step s
+// reads the s-th 1/steps of every element (row) of each record, then step s + 1 (a GEMM's K blocks
+// of A and B, as its TMA producer loads them). A step is at least one line, and at least one chunk.
 class AccessCursor {
  public:
   AccessCursor() = default;
@@ -66,12 +69,16 @@ class AccessCursor {
   // `tensor_tag` (may be null) gives each tensor id's MemRequest::tag.
   AccessCursor(const std::vector<const trace::AccessRecord*>* records, uint32_t cta,
                const std::vector<uint64_t>* tensor_base, uint32_t line_bytes, uint32_t sector_bytes,
-               uint32_t chunk_bytes, const std::vector<uint8_t>* tensor_tag = nullptr);
+               uint32_t chunk_bytes, const std::vector<uint8_t>* tensor_tag = nullptr, uint32_t steps = 0);
   bool done() const { return rec_ >= (records_ ? records_->size() : 0); }
   CtaRequest next();
   uint64_t remaining_estimate() const;
 
  private:
+  bool covers(const trace::AccessRecord& r) const;  // applies to this CTA, in this step
+  void seek(size_t from);                            // the first record from `from` that covers; else the next step's
+  uint64_t step_of(const trace::AccessRecord& r) const;
+  CtaRequest next_stepped();
   void enter_record();
   const std::vector<const trace::AccessRecord*>* records_ = nullptr;
   const std::vector<uint64_t>* tensor_base_ = nullptr;
@@ -83,6 +90,9 @@ class AccessCursor {
   uint64_t item_off_ = 0;    // bytes already emitted of the current element / row / run
   uint64_t start_ = 0;       // physical start of this CTA's pattern
   bool contiguous_ = false;  // strided record whose elements touch (stride == elem_bytes, or a single element)
+  uint32_t steps_ = 0;       // > 1: stepped walk
+  uint64_t step_ = 0;        // the current record's step, in bytes of each element
+  uint64_t round_ = 0, rounds_ = 0;
 };
 
 }  // namespace indexsim::model

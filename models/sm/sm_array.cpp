@@ -56,12 +56,22 @@ trace::LaunchLimits SmArray::launch_limits() const {
   return l;
 }
 
-AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const { return cursor_for(w, w.accesses, cta); }
+AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const {
+  return cursor_for(w, w.accesses, cta, w.rec->load_steps);
+}
 
 AccessCursor SmArray::cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records,
-                                 uint64_t cta) const {
+                                 uint64_t cta, uint32_t steps) const {
   return AccessCursor(records, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
-                      w.coarse ? p_.fast_chunk_bytes : p_.line_bytes, w.tensor_tag);
+                      w.coarse ? p_.fast_chunk_bytes : p_.line_bytes, w.tensor_tag, steps);
+}
+
+AccessCursor SmArray::load_cursor(const Kernel& k, uint64_t cta) const {
+  return k.phases ? cursor_for(k.work, &(*k.phases)[0], cta, k.work.rec->load_steps) : cursor_for(k.work, cta);
+}
+
+AccessCursor SmArray::store_cursor(const Kernel& k, uint64_t cta) const {
+  return cursor_for(k.work, &(*k.phases)[1], cta, 0);
 }
 
 void SmArray::launch(const KernelWork& w, Tick now) {
@@ -98,7 +108,9 @@ void SmArray::launch(const KernelWork& w, Tick now) {
     uint64_t least = ~uint64_t(0), most = 0;
     for (uint64_t c = w.first_cta; c < w.first_cta + w.ctas; ++c) {
       uint64_t lines = 0;
-      for (AccessCursor cur = cursor_for(w, c); !cur.done();) lines += lines_of(cur.next().bytes);
+      for (AccessCursor cur = load_cursor(k, c); !cur.done();) lines += lines_of(cur.next().bytes);
+      if (k.phases)
+        for (AccessCursor cur = store_cursor(k, c); !cur.done();) lines += lines_of(cur.next().bytes);
       k.lines_total += lines;
       least = std::min(least, lines);
       most = std::max(most, lines);
@@ -211,7 +223,7 @@ void SmArray::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   sl.start = now;
   sl.cta = uint32_t(cta);
   // An epilogue kernel's CTA loads first; its stores wait for its math (start_stores).
-  sl.cursor = k.phases ? cursor_for(k.work, &(*k.phases)[0], cta) : cursor_for(k.work, cta);
+  sl.cursor = load_cursor(k, cta);
   sl.stores_pending = k.phases != nullptr;
   const auto& r = *k.work.rec;
   const int threads = int(r.threads_per_cta());
@@ -350,7 +362,7 @@ uint64_t SmArray::warm_rest(uint32_t sm, uint32_t slot) {
     more = sl.stores_pending;
     if (more) {
       sl.stores_pending = false;
-      sl.cursor = cursor_for(k.work, &(*k.phases)[1], sl.cta);
+      sl.cursor = store_cursor(k, sl.cta);
     }
   }
   mem_next_valid_ = false;
@@ -415,7 +427,7 @@ void SmArray::start_stores(uint32_t sm, uint32_t slot, Tick now) {
   sl.stores_pending = false;
   sl.storing = true;
   sl.mem_done = false;
-  sl.cursor = cursor_for(k.work, &(*k.phases)[1], sl.cta);
+  sl.cursor = store_cursor(k, sl.cta);
   if (k.steady) {
     project(sm, slot, now);
   } else if (sl.cursor.done()) {
@@ -445,7 +457,7 @@ CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
 void SmArray::warm(const KernelWork& w) {
   mem_next_valid_ = false;
   for (uint64_t c = w.first_cta; c < w.first_cta + w.ctas; ++c) {
-    AccessCursor cur = cursor_for(w, c);
+    AccessCursor cur = cursor_for(w, w.accesses, c, 0);  // record by record: the same lines, fewer fast-mode requests
     while (!cur.done()) {
       const CtaRequest q = cur.next();
       mem_.warm({0, q.addr, q.bytes, q.write, 0});

@@ -122,7 +122,10 @@ class SmArray : public Processor {
   void finish_memory(uint32_t sm, uint32_t slot, Tick now);
   CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
   AccessCursor cursor_for(const KernelWork& w, uint64_t cta) const;
-  AccessCursor cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records, uint64_t cta) const;
+  AccessCursor cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records, uint64_t cta,
+                          uint32_t steps) const;
+  AccessCursor load_cursor(const Kernel& k, uint64_t cta) const;   // the CTA's loads (all its accesses, but an epilogue's)
+  AccessCursor store_cursor(const Kernel& k, uint64_t cta) const;  // an epilogue kernel's stores
   void start_stores(uint32_t sm, uint32_t slot, Tick now);
   uint32_t lines_of(uint32_t bytes) const { return (bytes + p_.line_bytes - 1) / p_.line_bytes; }
   void lines_done(uint32_t kernel, uint32_t lines, Tick now);

@@ -152,32 +152,35 @@ TEST(TraceIo, AVersionTwoKernelBlockReadsAsOverlappingPipes) {
   PayloadWriter w;
   encode(Record(k), w);
   const auto& full = w.bytes();
-  PayloadReader r3(full.data(), full.size() - 1);  // version 3: without stores_after_math
+  PayloadReader r3(full.data(), full.size() - 5);  // version 3: without stores_after_math, load_steps
   EXPECT_FALSE(std::get<KernelRecord>(decode(BlockType::kernel, r3)).simt_overlaps_mma);
-  PayloadReader r2(full.data(), full.size() - 2);
+  PayloadReader r2(full.data(), full.size() - 6);
   const auto v2 = std::get<KernelRecord>(decode(BlockType::kernel, r2));
   EXPECT_TRUE(v2.simt_overlaps_mma);
   EXPECT_EQ(v2.wait_ns, 7u);
 }
 
-// Version 4 appends stores_after_math; a version-3 block (without it) reads as writing beside its
-// math, the behaviour it was written for.
+// Version 4 appends stores_after_math and load_steps; a version-3 block (without them) reads as
+// writing beside its math and loading one record after another, the behaviour it was written for.
 TEST(TraceIo, AVersionThreeKernelBlockReadsAsStoringBesideItsMath) {
   KernelRecord k;
   k.name = "L0.q_proj";
   k.kind = KernelKind::gemm;
   k.simt_overlaps_mma = false;
   k.stores_after_math = true;
+  k.load_steps = 56;
   PayloadWriter w;
   encode(Record(k), w);
   const auto& full = w.bytes();
   PayloadReader r4(full.data(), full.size());
   const auto v4 = std::get<KernelRecord>(decode(BlockType::kernel, r4));
   EXPECT_TRUE(v4.stores_after_math);
+  EXPECT_EQ(v4.load_steps, 56u);
   EXPECT_FALSE(v4.simt_overlaps_mma);
-  PayloadReader r3(full.data(), full.size() - 1);
+  PayloadReader r3(full.data(), full.size() - 5);
   const auto v3 = std::get<KernelRecord>(decode(BlockType::kernel, r3));
   EXPECT_FALSE(v3.stores_after_math);
+  EXPECT_EQ(v3.load_steps, 0u);
   EXPECT_FALSE(v3.simt_overlaps_mma);
 }
 

@@ -82,6 +82,8 @@ uint32_t emit_gemm(Builder& b, const std::string& name, KernelKind kind, int lay
   // after its last MMA: registers to shared memory, then a TMA or vector store that the math warps
   // wait on before their next tile.
   b.k(id).stores_after_math = true;
+  // ... and load A and B one K block at a time (a stage of DeepGEMM's TMA producer: A, then B).
+  b.k(id).load_steps = uint32_t(ceil_div(k, g.block_k));
   gemm_accesses(b, id, 0, m, n, k, gemm_tiling(g), o);
   return id;
 }
