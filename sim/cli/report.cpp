@@ -90,4 +90,10 @@ namespace indexsim::cli {
 std::unique_ptr<sim::Store> open_store(const std::string& db) {
   return db.empty() ? nullptr : std::make_unique<sim::Store>(db);
 }
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 }  // namespace indexsim::cli
