@@ -15,7 +15,8 @@
 // - DMA: one engine a core moves the task's bytes as requests of `dma_request_B` (or the fast mode's
 //   chunks), at most `dma_outstanding` in flight, paced at `dma_Bpc` bytes a cycle for data outside
 //   the core's local memory and `local_Bpc` for data in it (the SRAM region the hardware names):
-//   data there costs the SRAM's bandwidth and no HBM bytes.
+//   data there costs the SRAM's bandwidth and no HBM bytes. It walks a task's records in order:
+//   a GPU GEMM's K steps and epilogue (KernelRecord::load_steps, stores_after_math) are the SM's.
 // - A double-buffered task computes while its DMA runs and ends `tail` after its data lands (the
 //   math on the last `stage_B` bytes); otherwise it computes after its loads. Then `task_launch_ns`.
 #pragma once

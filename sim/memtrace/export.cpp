@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/memtrace/export.hpp"
 
+#include <array>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -59,24 +60,28 @@ ExportStats expand_accesses(const trace::TraceData& t, const ExportOptions& o,
     auto it = by_kernel.find(k.id);
     if (it == by_kernel.end()) continue;
     ++st.kernels;
-    for (uint64_t cta = 0; cta < k.cta_count(); ++cta) {
-      model::AccessCursor cur(&it->second, static_cast<uint32_t>(cta), &base, o.line_bytes, o.sector_bytes,
-                              o.line_bytes);
-      while (!cur.done()) {
-        const model::CtaRequest r = cur.next();
-        const uint64_t end = r.addr + r.bytes;
-        for (uint64_t a = r.addr / o.bytes * o.bytes; a < end; a += o.bytes) {
-          if (o.limit && st.requests >= o.limit) return st;
-          pr.addr = a;
-          pr.write = r.write;
-          pr.bytes = o.bytes;
-          pr.cycle = st.requests * o.interval_cycles;
-          emit(pr);
-          ++st.requests;
-          ++(r.write ? st.writes : st.reads);
+    // As the SM model walks them: loads in the kernel's K steps, an epilogue's stores after them.
+    std::array<std::vector<const trace::AccessRecord*>, 2> phases;
+    for (const trace::AccessRecord* a : it->second) phases[k.stores_after_math && a->write ? 1 : 0].push_back(a);
+    for (uint64_t cta = 0; cta < k.cta_count(); ++cta)
+      for (int ph = 0; ph < 2; ++ph) {
+        model::AccessCursor cur(&phases[ph], static_cast<uint32_t>(cta), &base, o.line_bytes, o.sector_bytes,
+                                o.line_bytes, nullptr, ph == 0 ? k.load_steps : 0);
+        while (!cur.done()) {
+          const model::CtaRequest r = cur.next();
+          const uint64_t end = r.addr + r.bytes;
+          for (uint64_t a = r.addr / o.bytes * o.bytes; a < end; a += o.bytes) {
+            if (o.limit && st.requests >= o.limit) return st;
+            pr.addr = a;
+            pr.write = r.write;
+            pr.bytes = o.bytes;
+            pr.cycle = st.requests * o.interval_cycles;
+            emit(pr);
+            ++st.requests;
+            ++(r.write ? st.writes : st.reads);
+          }
         }
       }
-    }
   }
   if (!matched)
     throw std::invalid_argument("no kernel matches" + (o.kernel.empty() ? std::string() : " --kernel '" + o.kernel + "'") +

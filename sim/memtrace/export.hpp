@@ -4,7 +4,8 @@
 //
 // The tensors that the selected kernels touch are laid out by the placement policy (sim/placement)
 // in one HBM region at address 0, and each CTA's access records are expanded by the SM model's AccessCursor, exactly as a replay
-// issues them in the detailed mode (line-sized requests, rounded to sectors). The order is kernel
+// issues them in the detailed mode (line-sized requests, rounded to sectors; a GEMM's loads in K
+// steps, its stores after them). The order is kernel
 // by kernel in trace order, CTA by CTA: the stream one SM would issue for the whole step, without
 // the interleaving of a parallel run. Each request is then cut into aligned `bytes` pieces, the
 // transaction size of the simulator that will read the file.

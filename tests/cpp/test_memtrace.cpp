@@ -344,6 +344,32 @@ TEST(MemTraceExport, ExportThenImportGivesTheSameRequestStream) {
   }
 }
 
+// A GEMM exports as the SM model issues it: every CTA's stores (its output tile) after all of its
+// loads, and its loads in K steps (the first two requests of a CTA: A's first K block, then not A's
+// second, since each row's next K block waits for the next step).
+TEST(MemTraceExport, AGemmsStoresFollowItsLoadsAndItsLoadsGoInKSteps) {
+  const auto t = indexsim::trace::emulate_gemm(256, 256, 1024, indexsim::trace::Precision::fp8, indexsim::test::hopper_limits());
+  ASSERT_TRUE(t.kernels[0].stores_after_math);
+  ASSERT_EQ(t.kernels[0].load_steps, 8u);
+  mt::ExportOptions o;
+  o.bytes = 128;
+  std::vector<mt::PlainRequest> reqs;
+  mt::expand_accesses(t, o, [&](const mt::PlainRequest& r) { reqs.push_back(r); });
+  const uint64_t ctas = t.kernels[0].cta_count();
+  ASSERT_EQ(reqs.size() % ctas, 0u);  // all CTAs move the same bytes here
+  const size_t per_cta = reqs.size() / ctas;
+  for (uint64_t c = 0; c < ctas; ++c) {
+    bool writing = false;
+    for (size_t i = c * per_cta; i < (c + 1) * per_cta; ++i) {
+      if (reqs[i].write) writing = true;
+      EXPECT_EQ(reqs[i].write, writing) << "CTA " << c << " request " << i << ": a load after a store";
+    }
+    EXPECT_TRUE(writing) << "CTA " << c;
+    // Step 0 reads 128 B of every A row, so the CTA's second request is A's next row, 1024 B on.
+    EXPECT_EQ(reqs[c * per_cta + 1].addr, reqs[c * per_cta].addr + 1024) << "CTA " << c;
+  }
+}
+
 TEST(MemTraceExport, LimitAndLayerSelectTheRequests) {
   const auto t = small_step();
   mt::ExportOptions o;
