@@ -240,12 +240,19 @@ void SmArray::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
     s.tensor_busy += k.cta_compute;
   }
   if (k.marking) k.first_start = std::min(k.first_start, now);
-  if (k.steady) {
+  begin_requests(sm, slot, now);
+}
+
+void SmArray::begin_requests(uint32_t sm, uint32_t slot, Tick now) {
+  Sm& s = sms_[sm];
+  Slot& sl = s.slots[slot];
+  if (kernels_[sl.kernel].steady) {
     project(sm, slot, now);
   } else if (sl.cursor.done()) {
     finish_memory(sm, slot, now);
   } else {
     s.active.push_back(slot);
+    mem_next_valid_ = false;
     issue(sm, now);
   }
 }
@@ -419,24 +426,15 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
 
 void SmArray::start_stores(uint32_t sm, uint32_t slot, Tick now) {
   // The epilogue: the CTA's output leaves after its math, and the CTA holds its SM until every
-  // store is acknowledged (DeepGEMM waits until the TMA store has read shared memory, which is
-  // one memory round trip sooner; the acknowledgement is what the memory system reports).
-  Sm& s = sms_[sm];
-  Slot& sl = s.slots[slot];
-  const Kernel& k = kernels_[sl.kernel];
+  // store is acknowledged. DeepGEMM's persistent kernel lets a tile's store drain during the next
+  // tile's mainloop and waits for it only before that tile's own epilogue: this serialises more
+  // (docs/library-heuristics.md §1c has the comparison and the measurements behind the choice).
+  Slot& sl = sms_[sm].slots[slot];
   sl.stores_pending = false;
   sl.storing = true;
   sl.mem_done = false;
-  sl.cursor = store_cursor(k, sl.cta);
-  if (k.steady) {
-    project(sm, slot, now);
-  } else if (sl.cursor.done()) {
-    finish_memory(sm, slot, now);
-  } else {
-    s.active.push_back(slot);
-    mem_next_valid_ = false;
-    issue(sm, now);
-  }
+  sl.cursor = store_cursor(kernels_[sl.kernel], sl.cta);
+  begin_requests(sm, slot, now);
 }
 
 CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {

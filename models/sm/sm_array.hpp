@@ -127,6 +127,7 @@ class SmArray : public Processor {
   AccessCursor load_cursor(const Kernel& k, uint64_t cta) const;   // the CTA's loads (all its accesses, but an epilogue's)
   AccessCursor store_cursor(const Kernel& k, uint64_t cta) const;  // an epilogue kernel's stores
   void start_stores(uint32_t sm, uint32_t slot, Tick now);
+  void begin_requests(uint32_t sm, uint32_t slot, Tick now);  // a slot's cursor starts: projected, done or issued
   uint32_t lines_of(uint32_t bytes) const { return (bytes + p_.line_bytes - 1) / p_.line_bytes; }
   void lines_done(uint32_t kernel, uint32_t lines, Tick now);
   uint64_t warm_rest(uint32_t sm, uint32_t slot);
