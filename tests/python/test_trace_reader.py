@@ -97,20 +97,22 @@ def test_a_newer_version_names_both_versions(tmp_path):
 
 
 def test_a_format_4_trace_says_which_kernels_store_after_their_math(exe, tmp_path):
-    # A generated step (format 4): its GEMMs store their tiles after their math and load A and B in
-    # K blocks (load_steps = ceil(K / 128) for DeepGEMM's BLOCK_K); no other kernel does either.
+    # A generated step (format 4): its GEMMs, dense and grouped (MoE), store their tiles after their
+    # math and load A and B in K blocks (load_steps = ceil(K / 128) for DeepGEMM's BLOCK_K); no other
+    # kernel does either.
     import subprocess
     p = tmp_path / "step.itr"
     subprocess.run([str(exe), "trace", "gen", "--workload", "glm-5", "--context", "4096", "-o", str(p),
                     "--set", "workload.model.num_layers=2",
-                    "--set", "workload.layers=[{first: 0, last: 1, attention: dsa, indexer: full, mlp: dense}]"],
+                    "--set", "workload.layers=[{first: 0, last: 0, attention: dsa, indexer: full, mlp: dense},"
+                             " {first: 1, last: 1, attention: dsa, indexer: full, mlp: moe}]"],
                    check=True, capture_output=True)
     meta, records = trace.read(str(p))
     assert meta["format_version"] == 4
     kernels = [r for r in records if r.get("type") == "kernel" or "stores_after_math" in r]
-    gemms = [k for k in kernels if k["kind"] == "gemm"]
-    others = [k for k in kernels if k["kind"] != "gemm"]
-    assert gemms and others
+    gemms = [k for k in kernels if k["kind"] in ("gemm", "moe_gemm")]
+    others = [k for k in kernels if k["kind"] not in ("gemm", "moe_gemm")]
+    assert {k["kind"] for k in gemms} == {"gemm", "moe_gemm"} and others
     for k in gemms:
         assert k["stores_after_math"] and k["load_steps"] >= 1, k["name"]
     for k in others:

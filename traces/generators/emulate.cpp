@@ -523,6 +523,7 @@ class StepEmulator {
     GemmLaunch tiles = g;
     tiles.tiles = per_expert * experts.size();
     gemm_flops(b_.k(id), tiles, K, m_.weight_precision);
+    gemm_pipeline(b_.k(id), g, K);
     GemmOperands o;
     o.a_tensor = act_in_;
     o.b_tensor = w;

@@ -67,6 +67,15 @@ void gemm_flops(KernelRecord& k, const GemmLaunch& g, uint64_t kdim, Precision p
   if (g.promotion) k.flops[static_cast<int>(Precision::simt)] = 2.0 * tile_elems * double(ceil_div(kdim, g.block_k));
 }
 
+void gemm_pipeline(KernelRecord& k, const GemmLaunch& g, uint64_t kdim) {
+  // Hopper and Ampere GEMMs (DeepGEMM fp8_gemm.cuh, CUTLASS's collective epilogues) store a tile
+  // after its last MMA: registers to shared memory, then a TMA or vector store that the math warps
+  // wait on before their next tile.
+  k.stores_after_math = true;
+  // ... and load A and B one K block at a time (a stage of DeepGEMM's TMA producer: A, then B).
+  k.load_steps = uint32_t(ceil_div(kdim, g.block_k));
+}
+
 KernelShape gemm_kernel_shape(const GemmLaunch& g) {
   return KernelShape{g.threads, static_cast<uint32_t>(g.smem_bytes), g.regs_per_thread};
 }
@@ -78,12 +87,7 @@ uint32_t emit_gemm(Builder& b, const std::string& name, KernelKind kind, int lay
   const uint32_t id = b.kernel(name, kind, layer, {ceil_div(n, g.block_n), ceil_div(m, g.block_m), 1},
                                gemm_kernel_shape(g), std::move(deps));
   gemm_flops(b.k(id), g, k, precision);
-  // Hopper and Ampere GEMMs (DeepGEMM fp8_gemm.cuh, CUTLASS's collective epilogues) store a tile
-  // after its last MMA: registers to shared memory, then a TMA or vector store that the math warps
-  // wait on before their next tile.
-  b.k(id).stores_after_math = true;
-  // ... and load A and B one K block at a time (a stage of DeepGEMM's TMA producer: A, then B).
-  b.k(id).load_steps = uint32_t(ceil_div(k, g.block_k));
+  gemm_pipeline(b.k(id), g, k);
   gemm_accesses(b, id, 0, m, n, k, gemm_tiling(g), o);
   return id;
 }

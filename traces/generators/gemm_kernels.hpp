@@ -30,6 +30,9 @@ void gemm_accesses(Builder& b, uint32_t kernel, uint64_t cta0, uint64_t m, uint6
                    const GemmTiling& t, const GemmOperands& o);
 // The Tensor Core FLOPs of whole tiles, and DeepGEMM's FP8 promotion on the CUDA cores.
 void gemm_flops(KernelRecord& k, const GemmLaunch& g, uint64_t kdim, Precision p);
+// How a planned GEMM's CTA moves its data: A and B in K blocks, the output tile after its math
+// (KernelRecord::load_steps, stores_after_math). Dense and grouped GEMMs alike.
+void gemm_pipeline(KernelRecord& k, const GemmLaunch& g, uint64_t kdim);
 KernelShape gemm_kernel_shape(const GemmLaunch& g);
 GemmTiling gemm_tiling(const GemmLaunch& g);
 // One dense GEMM kernel of M×N×K at `precision` as `g` launches it: grid (N tiles, M tiles), its
