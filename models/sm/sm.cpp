@@ -88,37 +88,31 @@ AccessCursor::AccessCursor(const std::vector<const trace::AccessRecord*>* record
                            uint32_t steps)
     : records_(records), tensor_base_(tensor_base), tensor_tag_(tensor_tag), cta_(cta), line_(line_bytes), sector_(sector_bytes),
       chunk_(std::max(chunk_bytes, line_bytes)), steps_(steps > 1 ? steps : 0) {
-  rec_ = 0;
-  if (steps_) {
+  // One round walks the records one after another; a stepped walk takes as many as its longest row.
+  rounds_ = steps_ ? 0 : 1;
+  if (steps_)
     for (const auto* r : *records_)
-      if (cta_ >= r->cta_first && cta_ < r->cta_first + r->cta_count && r->bytes_per_cta() > 0) {
-        const uint64_t elem = r->kind == trace::AccessRecord::Kind::strided ? r->elem_bytes : r->row_bytes;
-        rounds_ = std::max(rounds_, (elem + step_of(*r) - 1) / step_of(*r));
-      }
-    seek(0);
-    return;
-  }
-  // Skip records that do not cover this CTA, and empty ones.
-  while (!done()) {
-    const auto* r = (*records_)[rec_];
-    if (cta_ >= r->cta_first && cta_ < r->cta_first + r->cta_count && r->bytes_per_cta() > 0) break;
-    ++rec_;
-  }
-  if (!done()) enter_record();
+      if (applies(*r)) rounds_ = std::max(rounds_, (element_bytes(*r) + step_of(*r) - 1) / step_of(*r));
+  seek(0);
+}
+
+uint64_t AccessCursor::element_bytes(const trace::AccessRecord& r) {
+  return r.kind == trace::AccessRecord::Kind::strided ? r.elem_bytes : r.row_bytes;
+}
+
+bool AccessCursor::applies(const trace::AccessRecord& r) const {
+  return cta_ >= r.cta_first && cta_ < r.cta_first + r.cta_count && r.bytes_per_cta() > 0;
 }
 
 uint64_t AccessCursor::step_of(const trace::AccessRecord& r) const {
-  const uint64_t elem = r.kind == trace::AccessRecord::Kind::strided ? r.elem_bytes : r.row_bytes;
-  const uint64_t raw = (elem + steps_ - 1) / steps_;
+  const uint64_t raw = (element_bytes(r) + steps_ - 1) / steps_;
   const uint64_t lines = (raw + line_ - 1) / line_ * line_;
   // Gathers split at lines in both modes (below); contiguous steps may be fast-mode chunks.
   return r.kind == trace::AccessRecord::Kind::gather ? lines : std::max<uint64_t>(lines, chunk_);
 }
 
 bool AccessCursor::covers(const trace::AccessRecord& r) const {
-  if (cta_ < r.cta_first || cta_ >= r.cta_first + r.cta_count || r.bytes_per_cta() == 0) return false;
-  const uint64_t elem = r.kind == trace::AccessRecord::Kind::strided ? r.elem_bytes : r.row_bytes;
-  return round_ * step_of(r) < elem;
+  return applies(r) && (!steps_ || round_ * step_of(r) < element_bytes(r));
 }
 
 void AccessCursor::seek(size_t from) {
@@ -144,8 +138,7 @@ void AccessCursor::enter_record() {
 CtaRequest AccessCursor::next_stepped() {
   const auto* r = (*records_)[rec_];
   const bool gather = r->kind == trace::AccessRecord::Kind::gather;
-  const uint64_t elem = gather ? r->row_bytes : r->elem_bytes;
-  const uint64_t lo = round_ * step_, len = std::min(elem, lo + step_) - lo;
+  const uint64_t lo = round_ * step_, len = std::min(element_bytes(*r), lo + step_) - lo;
   const uint64_t addr = (gather ? start_ + uint64_t(r->rows[item_]) * r->row_pitch_bytes
                                 : start_ + uint64_t(int64_t(item_) * r->stride_bytes)) + lo + item_off_;
   const uint64_t granule = gather ? line_ : chunk_;
@@ -204,17 +197,17 @@ CtaRequest AccessCursor::next() {
     item_off_ = 0;
     ++item_;
     const uint64_t items = contiguous_ ? 1 : (r->kind == trace::AccessRecord::Kind::strided ? r->count : r->rows.size());
-    if (item_ >= items) {
-      ++rec_;
-      while (!done()) {
-        const auto* n = (*records_)[rec_];
-        if (cta_ >= n->cta_first && cta_ < n->cta_first + n->cta_count && n->bytes_per_cta() > 0) break;
-        ++rec_;
-      }
-      if (!done()) enter_record();
-    }
+    if (item_ >= items) seek(rec_ + 1);
   }
   return req;
+}
+
+std::array<std::vector<const trace::AccessRecord*>, 2> epilogue_phases(const trace::KernelRecord& k,
+                                                                      const std::vector<const trace::AccessRecord*>& records) {
+  std::array<std::vector<const trace::AccessRecord*>, 2> ph;
+  const bool split = k.stores_after_math && k.double_buffered;
+  for (const trace::AccessRecord* a : records) ph[split && a->write ? 1 : 0].push_back(a);
+  return ph;
 }
 
 }  // namespace indexsim::model

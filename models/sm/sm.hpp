@@ -7,6 +7,7 @@
 // the MSHRs / TMA transactions in flight that a real SM can keep open.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,8 +76,10 @@ class AccessCursor {
   uint64_t remaining_estimate() const;
 
  private:
-  bool covers(const trace::AccessRecord& r) const;  // applies to this CTA, in this step
-  void seek(size_t from);                            // the first record from `from` that covers; else the next step's
+  static uint64_t element_bytes(const trace::AccessRecord& r);  // a strided element, or a gathered row
+  bool applies(const trace::AccessRecord& r) const;  // names this CTA and moves bytes
+  bool covers(const trace::AccessRecord& r) const;   // applies, and has bytes in this step
+  void seek(size_t from);                            // the first record from `from` that covers; else the next round's
   uint64_t step_of(const trace::AccessRecord& r) const;
   CtaRequest next_stepped();
   void enter_record();
@@ -92,7 +95,13 @@ class AccessCursor {
   bool contiguous_ = false;  // strided record whose elements touch (stride == elem_bytes, or a single element)
   uint32_t steps_ = 0;       // > 1: stepped walk
   uint64_t step_ = 0;        // the current record's step, in bytes of each element
-  uint64_t round_ = 0, rounds_ = 0;
+  uint64_t round_ = 0, rounds_ = 0;  // steps walked; 1 round without steps
 };
+
+// An access record list as a kernel's CTAs walk it: [0] first, then [1]. A double-buffered kernel
+// with an epilogue (KernelRecord::stores_after_math) loads first and stores after its math; any
+// other kernel has everything in [0].
+std::array<std::vector<const trace::AccessRecord*>, 2> epilogue_phases(const trace::KernelRecord& k,
+                                                                      const std::vector<const trace::AccessRecord*>& records);
 
 }  // namespace indexsim::model

@@ -56,10 +56,6 @@ trace::LaunchLimits SmArray::launch_limits() const {
   return l;
 }
 
-AccessCursor SmArray::cursor_for(const KernelWork& w, uint64_t cta) const {
-  return cursor_for(w, w.accesses, cta, w.rec->load_steps);
-}
-
 AccessCursor SmArray::cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records,
                                  uint64_t cta, uint32_t steps) const {
   return AccessCursor(records, static_cast<uint32_t>(cta), w.tensor_base, p_.line_bytes, p_.sector_bytes,
@@ -67,7 +63,7 @@ AccessCursor SmArray::cursor_for(const KernelWork& w, const std::vector<const tr
 }
 
 AccessCursor SmArray::load_cursor(const Kernel& k, uint64_t cta) const {
-  return k.phases ? cursor_for(k.work, &(*k.phases)[0], cta, k.work.rec->load_steps) : cursor_for(k.work, cta);
+  return cursor_for(k.work, k.phases ? &(*k.phases)[0] : k.work.accesses, cta, k.work.rec->load_steps);
 }
 
 AccessCursor SmArray::store_cursor(const Kernel& k, uint64_t cta) const {
@@ -95,11 +91,8 @@ void SmArray::launch(const KernelWork& w, Tick now) {
   const double tail = r.smem_bytes > 0 && read_per_cta > 0 ? std::min(1.0, stage_bytes / read_per_cta)
                                                            : 1.0 / p_.pipeline_stages;
   k.cta_tail = Tick(double(k.cta_compute) * tail);
-  if (r.stores_after_math && r.double_buffered) {
-    auto phases = std::make_unique<std::array<std::vector<const AccessRecord*>, 2>>();
-    for (const AccessRecord* a : *w.accesses) (*phases)[a->write ? 1 : 0].push_back(a);
-    if (!(*phases)[1].empty()) k.phases = std::move(phases);
-  }
+  if (auto phases = epilogue_phases(r, *w.accesses); !phases[1].empty())
+    k.phases = std::make_unique<std::array<std::vector<const AccessRecord*>, 2>>(std::move(phases));
   k.math_spare = k.cta_tail + Tick(p_.fast_sampling.math_bound_slack * double(k.cta_compute));
   const uint32_t marks = p_.fast_sampling.line_marks;
   // One wave only: across waves the rate steps as a wave ends and the next ramps up (a 2-wave GEMM

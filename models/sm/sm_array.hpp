@@ -121,7 +121,6 @@ class SmArray : public Processor {
   void issue(uint32_t sm, Tick now);
   void finish_memory(uint32_t sm, uint32_t slot, Tick now);
   CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
-  AccessCursor cursor_for(const KernelWork& w, uint64_t cta) const;
   AccessCursor cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records, uint64_t cta,
                           uint32_t steps) const;
   AccessCursor load_cursor(const Kernel& k, uint64_t cta) const;   // the CTA's loads (all its accesses, but an epilogue's)

@@ -122,7 +122,7 @@ int bench_speed(const Args& args) {
     const double median = w.size() % 2 ? w[w.size() / 2] : 0.5 * (w[w.size() / 2 - 1] + w[w.size() / 2]);
     std::string agree = "";
     if (!c.reference.empty() && simulated_us.count(c.reference))
-      agree = fixed(100 * (simulated_us[c.name] / simulated_us[c.reference] - 1), 2) + " %";
+      agree = fmt("%.2f", 100 * (simulated_us[c.name] / simulated_us[c.reference] - 1)) + " %";
     std::printf("%-24s %12.2f %14.1f %12s  %s\n", c.name.c_str(), median, simulated_us[c.name], agree.c_str(), c.what.c_str());
   }
   return 0;

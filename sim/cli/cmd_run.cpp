@@ -152,7 +152,7 @@ int run_cmd(const Args& args) {
         if (c.simulated)
           std::printf("  chunk %5llu [%llu, %llu)  %12.1f us%s\n", (unsigned long long)c.index, (unsigned long long)c.begin,
                       (unsigned long long)c.end, c.time_ns / 1e3,
-                      c.loo_error != 0 ? ("  (its neighbours' line: " + fixed(100 * c.loo_error, 2) + " %)").c_str() : "");
+                      c.loo_error != 0 ? ("  (its neighbours' line: " + fmt("%.2f", 100 * c.loo_error) + " %)").c_str() : "");
     }
   } else {
     r = sim::simulate(spec);

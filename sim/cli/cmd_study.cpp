@@ -326,7 +326,7 @@ int study(const Args& args) {
         if (t == "baseline" && hw == hardware) baseline_ns[{w, ctx}] = r.step_ns;
         const auto base = baseline_ns.find({w, ctx});
         const std::string speedup =
-            base != baseline_ns.end() && r.step_ns > 0 ? fixed(base->second / r.step_ns, 3) : "n/a";
+            base != baseline_ns.end() && r.step_ns > 0 ? fmt("%.3f", base->second / r.step_ns) : "n/a";
         fallback_used |= on_fallback;
         const std::string recall_s = recall >= 0 ? std::to_string(recall).substr(0, 6) + (on_fallback ? "*" : "") : "n/a";
         std::printf("%-16s %9.0f %-22s %11.1f MiB %12.1f %9.1f %12.1f %11.1f %8s %10s\n", w.c_str(), ctx, t.c_str(),
@@ -373,7 +373,7 @@ int study(const Args& args) {
       }
       const double ttft = r.get_metric("ttft");
       if (t == "baseline") base_ttft = ttft;
-      const std::string speedup = base_ttft > 0 && ttft > 0 ? fixed(base_ttft / ttft, 3) : "n/a";
+      const std::string speedup = base_ttft > 0 && ttft > 0 ? fmt("%.3f", base_ttft / ttft) : "n/a";
       std::printf("%-24s %9llu %-22s %12.3f %8s %10.0f %9.2f%%\n", prefill->workload.c_str(),
                   (unsigned long long)prefill->context, t.c_str(), ttft / 1e3, speedup.c_str(),
                   r.get_metric("simulated_chunks"), 100 * r.get_metric("fit_max_error"));

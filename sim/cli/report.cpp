@@ -10,12 +10,13 @@
 
 namespace indexsim::cli {
 
-namespace {
 std::string fmt(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
+
+namespace {
 std::string fmts(const char* f, const std::string& v) {
   char b[256];
   std::snprintf(b, sizeof b, f, v.c_str());
@@ -90,10 +91,4 @@ namespace indexsim::cli {
 std::unique_ptr<sim::Store> open_store(const std::string& db) {
   return db.empty() ? nullptr : std::make_unique<sim::Store>(db);
 }
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 }  // namespace indexsim::cli

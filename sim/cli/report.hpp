@@ -21,8 +21,8 @@ void print_result(std::ostream& os, const sim::RunResult& r, bool per_kernel);
 std::unique_ptr<sim::Store> open_store(const std::string& db);
 // The RunSpec options common to `run` and `sweep`-like commands.
 sim::RunSpec parse_run_spec(const Cli& ap);
-// `v` rounded to `digits` decimals (1.11562 -> "1.116"; a table's figures, not std::to_string's six
-// digits cut short).
-std::string fixed(double v, int digits);
+// One figure through a printf format ("%.3f": 1.11562 -> "1.116", rounded, where std::to_string's
+// six digits cut short would say 1.115).
+std::string fmt(const char* printf_format, double v);
 
 }  // namespace indexsim::cli

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/memtrace/export.hpp"
 
-#include <array>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -61,8 +60,7 @@ ExportStats expand_accesses(const trace::TraceData& t, const ExportOptions& o,
     if (it == by_kernel.end()) continue;
     ++st.kernels;
     // As the SM model walks them: loads in the kernel's K steps, an epilogue's stores after them.
-    std::array<std::vector<const trace::AccessRecord*>, 2> phases;
-    for (const trace::AccessRecord* a : it->second) phases[k.stores_after_math && a->write ? 1 : 0].push_back(a);
+    const auto phases = model::epilogue_phases(k, it->second);
     for (uint64_t cta = 0; cta < k.cta_count(); ++cta)
       for (int ph = 0; ph < 2; ++ph) {
         model::AccessCursor cur(&phases[ph], static_cast<uint32_t>(cta), &base, o.line_bytes, o.sector_bytes,
