@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# A wider capture than capture_on_gpu.sh, for validating the model across shapes: decode over
+# contexts and batches, prefill chunks, copies of several sizes, GLM-5's indexer shape, and
+# PyTorch's library kernels (kernels/probe_torch.py). The device tool returns at most 8 files, so
+# the traces travel as three archives: $OUT/sweep_{decode,prefill,other}.tar.gz (the last with
+# summary.tsv and probe_torch.tsv) and $OUT/sweep.log.
+# Run after capture_on_gpu.sh --stage, with build-capture-deps carried:
+#   bash kernels/capture_sweep_on_gpu.sh [OUTDIR]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUTDIR=${1:-${OUT:-$ROOT/capture-out}}
+WORK=$(mktemp -d)
+mkdir -p "$OUTDIR" "$WORK/sweep"
+LOG=$OUTDIR/sweep.log
+SUMMARY=$WORK/sweep/summary.tsv
+START=$(date +%s)
+BUDGET_S=${CAPTURE_BUDGET_S:-300}
+log() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$LOG"; }
+left() { echo $((BUDGET_S - ($(date +%s) - START))); }
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+done
+export LD_LIBRARY_PATH PATH=/usr/local/cuda/bin:$PATH
+BIN=$ROOT/build-capture-deps/bin
+if [ ! -x "$BIN/indexsim-capture" ]; then
+  log "FAILED: no staged indexsim-capture (run capture_on_gpu.sh --stage here first)"; exit 1
+fi
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv 2>&1 || true; } >>"$LOG"
+
+status=0
+capture() {  # name, seconds allowed, args...
+  local name=$1 limit=$2; shift 2
+  if [ "$(left)" -lt 15 ]; then log "SKIPPED $name: out of time"; status=1; return; fi
+  [ "$limit" -gt "$(left)" ] && limit=$(left)
+  log "capture $name"
+  timeout "$limit" "$BIN/indexsim-capture" --out "$WORK/sweep/$name.itr" --summary "$SUMMARY" "$@" >>"$LOG" 2>&1 ||
+    { log "FAILED: capture $name"; status=1; }
+}
+# DeepSeek-V3.2 and GLM-5 shapes (../shared/reference/workloads.md); FP8 indexer keys.
+DSV=(--index-heads 64 --index-dim 128 --topk 2048 --attn-heads 128 --key-type fp8)
+GLM=(--index-heads 32 --index-dim 128 --topk 2048 --attn-heads 64 --key-type fp8)
+for ctx in 4096 8192 16384 65536 131072 262144 524288; do
+  capture "decode_dsv_${ctx}" 30 --workload decode --context $ctx "${DSV[@]}"
+done
+for b in 1 2 8 16 32; do
+  capture "decode_dsv_65536_fp8kv_b${b}" 30 --workload decode --context 65536 --batch $b --kv-format fp8 "${DSV[@]}"
+done
+for ctx in 131072 1048576; do
+  capture "decode_glm5_${ctx}" 30 --workload decode --context $ctx "${GLM[@]}"
+done
+capture prefill_dsv_16384_chunk64 30 --workload prefill --context 16384 --chunk 64 "${DSV[@]}"
+capture prefill_dsv_65536_chunk512 40 --workload prefill --context 65536 --chunk 512 "${DSV[@]}" --reps 10
+capture prefill_glm5_131072_chunk256 40 --workload prefill --context 131072 --chunk 256 "${GLM[@]}" --reps 10
+for mib in 4 32 256 2048; do
+  capture "copy_${mib}MiB" 30 --workload copy --bytes $((mib << 20)) --reps 20
+done
+capture gemm_4096_bf16 30 --workload gemm --mnk 4096,4096,4096 --reps 20
+capture gemm_128x7168x2048_bf16 30 --workload gemm --mnk 128,7168,2048 --reps 20
+
+log "PyTorch library kernels"
+timeout 90 python3 kernels/probe_torch.py 70 >>"$WORK/sweep/probe_torch.tsv" 2>>"$LOG" || { log "FAILED: probe"; status=1; }
+# One archive per group keeps each under the tool's 16 MiB a file.
+(cd "$WORK/sweep" && tar -czf "$OUTDIR/sweep_decode.tar.gz" decode_*.itr &&
+  tar -czf "$OUTDIR/sweep_prefill.tar.gz" prefill_*.itr &&
+  tar -czf "$OUTDIR/sweep_other.tar.gz" copy_*.itr gemm_*.itr summary.tsv probe_torch.tsv) ||
+  { log "FAILED: archive"; status=1; }
+{ column -t -s $'\t' "$SUMMARY" 2>/dev/null || cat "$SUMMARY"; } >>"$LOG"
+cat "$WORK/sweep/probe_torch.tsv" >>"$LOG"
+log "done, status $status"
+ls -la "$OUTDIR" "$WORK/sweep" | tee -a "$LOG"
+exit $status
