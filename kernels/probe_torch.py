@@ -83,6 +83,28 @@ def main():
     tiny = torch.zeros(1, device=dev)
     med, lo, hi = timed(lambda: tiny.add_(1.0), 50, flush)
     print(f"tiny_kernel\t1x4B\t{med:.2f}\t{lo:.2f}\t{hi:.2f}\t-")
+    # Back-to-back launches, one event pair around N of them: the per-kernel cost of a stream of
+    # dependent kernels (the simulator's gpu.kernel_launch_ns), launched from the host and replayed
+    # from a CUDA graph.
+    n = 200
+    def burst():
+        for _ in range(n):
+            tiny.add_(1.0)
+    med, lo, hi = timed(burst, 10, flush)
+    print(f"launch_gap_stream\t{n}_tiny\t{med / n:.3f}\t{lo / n:.3f}\t{hi / n:.3f}\tus per kernel")
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            burst()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            burst()
+        med, lo, hi = timed(graph.replay, 10, flush)
+        print(f"launch_gap_graph\t{n}_tiny\t{med / n:.3f}\t{lo / n:.3f}\t{hi / n:.3f}\tus per kernel")
+    except Exception as e:
+        print(f"# graph failed: {e}")
     # Row gathers at random (uniform) rows of a table in DRAM: index_select, rows read and written.
     for row in GATHER_ROW_BYTES:
         if time.time() - t0 > budget_s:

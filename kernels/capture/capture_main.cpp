@@ -281,14 +281,49 @@ int main(int argc, char** argv) try {
     const int splits = k::sparse_attn_splits(sa);
     const int per_split = ((o.topk + splits - 1) / splits + 31) / 32 * 32;
     shape["attn_splits"] = splits;
-    const uint32_t t_kv = mem.id_of(kv), t_out = mem.id_of(aout);
+    const uint32_t t_kv = mem.id_of(kv), t_out = mem.id_of(aout), t_aq = mem.id_of(aq), t_aws = mem.id_of(sa.workspace);
     for (auto& st : k::plan_sparse_attn(sa)) {
       const bool main_kernel = st.info.name != "sparse_attn_combine";
       const uint32_t gx = st.info.grid[0];
       const int topk = o.topk, attn_heads = o.attn_heads;
+      // Layouts of sparse_attn.cu: Q [query][head][576] BF16; a split's partial output
+      // o_part[(query·splits + split)·heads + head][512] FP32, then the LSEs lse[same index] FP32;
+      // the output [query][head][512] FP32. A CTA x covers head block x / splits, split x % splits.
+      const uint64_t q_row = uint64_t(k::kAttnDk) * 2, o_row = uint64_t(k::kAttnDv) * 4;
+      const uint64_t lse_base = uint64_t(nq) * splits * attn_heads * o_row;
+      const uint32_t hblocks = gx / uint32_t(splits);
       caps.push_back({st, [=](uint32_t id) {
                         std::vector<tr::AccessRecord> v;
-                        if (!main_kernel) return v;
+                        if (!main_kernel) {  // CTA (head, query) reads every split's row and LSE, writes one row
+                          const uint32_t hs = uint32_t(attn_heads);
+                          for (int y = 0; y < nq; ++y) {
+                            const uint64_t first = uint64_t(y) * splits * hs;
+                            v.push_back(strided(id, t_aws, false, y * hs, hs, first * o_row, int64_t(o_row), uint32_t(o_row),
+                                                uint64_t(splits), int64_t(hs * o_row)));
+                            v.push_back(strided(id, t_aws, false, y * hs, hs, lse_base + first * 4, 4, 4, uint64_t(splits),
+                                                int64_t(hs) * 4));
+                            v.push_back(strided(id, t_out, true, y * hs, hs, uint64_t(y) * hs * o_row, int64_t(o_row),
+                                                uint32_t(o_row), 1, int64_t(o_row)));
+                          }
+                          return v;
+                        }
+                        for (int y = 0; y < nq; ++y)  // each CTA's 64 query heads (fewer in the last block)
+                          for (uint32_t hb = 0; hb < hblocks; ++hb) {
+                            const uint32_t h0 = hb * 64, hn = std::min<uint32_t>(64, uint32_t(attn_heads) - h0);
+                            const uint32_t first_cta = uint32_t(y) * gx + hb * uint32_t(splits);
+                            v.push_back(strided(id, t_aq, false, first_cta, uint32_t(splits), (uint64_t(y) * attn_heads + h0) * q_row,
+                                                0, uint32_t(q_row), hn, int64_t(q_row)));
+                            if (splits > 1) {  // the split's partial rows and LSEs
+                              const uint64_t row0 = uint64_t(y) * splits * attn_heads + h0;
+                              v.push_back(strided(id, t_aws, true, first_cta, uint32_t(splits), row0 * o_row,
+                                                  int64_t(attn_heads) * int64_t(o_row), uint32_t(o_row), hn, int64_t(o_row)));
+                              v.push_back(strided(id, t_aws, true, first_cta, uint32_t(splits), lse_base + row0 * 4,
+                                                  int64_t(attn_heads) * 4, 4, hn, 4));
+                            } else {
+                              v.push_back(strided(id, t_out, true, first_cta, 1, (uint64_t(y) * attn_heads + h0) * o_row, 0,
+                                                  uint32_t(o_row), hn, int64_t(o_row)));
+                            }
+                          }
                         std::vector<int32_t> idx(size_t(nq) * topk);
                         k::check(cudaMemcpy(idx.data(), topk_idx, idx.size() * 4, cudaMemcpyDeviceToHost), "indices D2H");
                         for (int y = 0; y < nq; ++y)
@@ -307,9 +342,6 @@ int main(int argc, char** argv) try {
                               if (idx[size_t(y) * topk + j] >= 0) a.rows.push_back(uint32_t(idx[size_t(y) * topk + j]));
                             v.push_back(std::move(a));
                           }
-                        // outputs (or split partials), spread evenly over the CTAs
-                        const uint64_t per_cta = uint64_t(nq) * attn_heads * k::kAttnDv / (uint64_t(gx) * nq);
-                        v.push_back(strided(id, t_out, true, 0, gx * nq, 0, int64_t(per_cta * 4), 4, per_cta, 4));
                         return v;
                       }});
     }
