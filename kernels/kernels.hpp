@@ -44,6 +44,7 @@ struct LaunchInfo {
   uint32_t smem_bytes = 0;
   uint32_t regs_per_thread = 0;
   double tensor_flops_fp8 = 0, tensor_flops_bf16 = 0, tensor_flops_fp16 = 0, simt_flops = 0;
+  double warp_instructions = 0;  // whole kernel, from the counts in traces/kernel_geometry.hpp; 0: not known
   bool stamped = true;     // false for library kernels (cuBLAS) that cannot record their CTAs
   uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
 };

@@ -333,6 +333,7 @@ Plan plan_sparse_attn(const SparseAttnArgs& a) {
   st.info.tensor_flops_bf16 = 2.0 * a.nq * hblocks * kHb * double(a.topk) * (kAttnDk + kAttnDv);
   st.info.simt_flops = 4.0 * a.nq * a.heads * double(a.topk);
   const bool fp8 = a.kv_format == KvFormat::fp8;
+  st.info.warp_instructions = double(st.info.cta_count()) * geo::sparse_attn_warp_insts(p.per_split / kTile, fp8);
   const size_t smem = fp8 ? kSmemFp8 : kSmem;
   set_resources(st.info,
                 fp8 ? reinterpret_cast<const void*>(&sparse_attn_kernel<true>)
@@ -354,6 +355,7 @@ Plan plan_sparse_attn(const SparseAttnArgs& a) {
     c.info.grid = {uint32_t(a.heads), uint32_t(a.nq), 1};
     c.info.block = {uint32_t(kCombineThreads), 1, 1};
     c.info.simt_flops = 2.0 * a.nq * a.heads * double(p.splits) * kAttnDv;
+    c.info.warp_instructions = double(c.info.cta_count()) * geo::sparse_attn_combine_warp_insts(p.splits);
     set_resources(c.info, reinterpret_cast<const void*>(&sparse_attn_combine), 0);
     const dim3 cgrid(c.info.grid[0], c.info.grid[1]);
     c.launch = [p, cgrid](cudaStream_t s, CtaStamp* stamps) {

@@ -274,6 +274,7 @@ Plan plan_topk(const TopkArgs& a) {
     topk_init<<<rows, kThreads, 0, s>>>(w, n, k, stamps);
     check(cudaGetLastError(), "topk_init launch");
   };
+  init.info.warp_instructions = double(rows) * geo::kTopkInitWarpInsts;
   plan.push_back(init);
   const int shifts[3] = {21, 10, 0}, *bins = geo::kTopkPassBins;
   for (int pass = 0; pass < 3; ++pass) {
@@ -284,6 +285,7 @@ Plan plan_topk(const TopkArgs& a) {
       topk_hist<<<dim3(uint32_t(chunks), rows), kThreads, 0, s>>>(scores, n, w, sh, nb, stamps);
       check(cudaGetLastError(), "topk_hist launch");
     };
+    h.info.warp_instructions = double(rows) * double(chunks) * geo::kTopkHistWarpInsts[pass];
     plan.push_back(h);
     Step p = make(pass == 0 ? "topk_pick0" : pass == 1 ? "topk_pick1" : "topk_pick2",
                   reinterpret_cast<const void*>(&topk_pick), per_row, kThreads, double(rows) * nb);
@@ -291,6 +293,7 @@ Plan plan_topk(const TopkArgs& a) {
       topk_pick<<<rows, kThreads, 0, s>>>(w, sh, nb, stamps);
       check(cudaGetLastError(), "topk_pick launch");
     };
+    p.info.warp_instructions = double(rows) * geo::kTopkPickWarpInsts;
     plan.push_back(p);
   }
   Step ce = make("topk_count_eq", reinterpret_cast<const void*>(&topk_count_eq), per_chunk, kThreads, double(rows) * n);
@@ -298,12 +301,14 @@ Plan plan_topk(const TopkArgs& a) {
     topk_count_eq<<<dim3(uint32_t(chunks), rows), kThreads, 0, s>>>(scores, n, w, chunks, stamps);
     check(cudaGetLastError(), "topk_count_eq launch");
   };
+  ce.info.warp_instructions = double(rows) * double(chunks) * geo::kTopkCountEqWarpInsts;
   plan.push_back(ce);
   Step co = make("topk_collect", reinterpret_cast<const void*>(&topk_collect), per_chunk, kThreads, double(rows) * n);
   co.launch = [=](cudaStream_t s, CtaStamp* stamps) {
     topk_collect<<<dim3(uint32_t(chunks), rows), kThreads, 0, s>>>(scores, n, w, chunks, k, stamps);
     check(cudaGetLastError(), "topk_collect launch");
   };
+  co.info.warp_instructions = double(rows) * double(chunks) * geo::kTopkCollectWarpInsts;
   plan.push_back(co);
   int len = 1;
   while (len < k) len <<= 1;
@@ -313,6 +318,7 @@ Plan plan_topk(const TopkArgs& a) {
     topk_sort<<<rows, kSortThreads, 0, s>>>(w, k, out, stamps);
     check(cudaGetLastError(), "topk_sort launch");
   };
+  so.info.warp_instructions = double(rows) * geo::topk_sort_warp_insts(k);
   plan.push_back(so);
   return plan;
 }

@@ -125,6 +125,7 @@ void encode_one(const KernelRecord& k, PayloadWriter& w) {
   w.u8(k.simt_overlaps_mma ? 1 : 0);
   w.u8(k.stores_after_math ? 1 : 0);
   w.u32(k.load_steps);
+  w.f64(k.warp_instructions);
 }
 
 void encode_one(const CtaRecord& c, PayloadWriter& w) {
@@ -221,6 +222,12 @@ Record decode(BlockType type, PayloadReader& r) {
       // Version 4 appends stores_after_math and load_steps.
       if (r.remaining() >= 1) k.stores_after_math = r.u8() != 0;
       if (r.remaining() >= 4) k.load_steps = r.u32();
+      // Version 5 appends warp_instructions.
+      if (r.remaining() >= 8) {
+        k.warp_instructions = r.f64();
+        if (!(k.warp_instructions >= 0) || !std::isfinite(k.warp_instructions))
+          throw std::invalid_argument("kernel " + k.name + ": warp_instructions must be finite and non-negative");
+      }
       return k;
     }
     case BlockType::cta: {

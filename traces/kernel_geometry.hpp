@@ -61,6 +61,32 @@ inline int sparse_attn_rows_per_split(int topk, int splits) {
   return attn_ceil_div(attn_ceil_div(topk, splits), kAttnTileRows) * kAttnTileRows;
 }
 
+// --- Warp instructions per CTA ----------------------------------------------------------------
+// What each CTA of these kernels issues, as Nsight Compute counted it on an H200 (warp-level
+// instructions executed, smsp__inst_executed.sum / CTAs; kernels as of commit a64b6bc; the counts
+// are in traces/captured/ncu/). A property of the code and the shape, not of the GPU's speed: the
+// SM model times a CTA's instruction issue from it (KernelRecord::warp_instructions).
+constexpr double kTopkInitWarpInsts = 570;
+// Per chunk of 4096 scores. A pass only histograms the scores that share the digits picked so far,
+// so pass 1 varies with the data (4,479-5,353 over seven shapes): its median.
+constexpr double kTopkHistWarpInsts[kTopkPasses] = {5420, 4960, 4034};
+constexpr double kTopkPickWarpInsts = 2151;
+constexpr double kTopkCountEqWarpInsts = 2984;
+constexpr double kTopkCollectWarpInsts = 8530;  // median of 6,059-8,921: the winners a chunk holds vary
+// The bitonic sort of the k winners padded to m = 2^ceil(log2 k) is m/2 · log2 m · (log2 m + 1) / 2
+// compare-exchanges; 157,472 warp instructions at k = 2048 (the only k measured) set the cost of one.
+inline double topk_sort_warp_insts(int64_t k) {
+  int64_t m = 1, lg = 0;
+  while (m < k) m <<= 1, ++lg;
+  const double exchanges = double(m) / 2 * double(lg) * double(lg + 1) / 2;
+  return 157472.0 / (1024.0 * 11 * 12 / 2) * exchanges;
+}
+// Sparse attention: a base (Q load, softmax state, output) and each 32-row tile (BF16 rows: from
+// 1- and 64-tile CTAs, checked at 32 tiles within 0.1 %; FP8 rows add the dequantisation: one
+// 4-tile point, base assumed the same). The combine: a base and each split (2, 16 and 64 splits).
+inline double sparse_attn_warp_insts(int tiles, bool fp8_rows) { return 7326.0 + (fp8_rows ? 12622.0 : 10512.0) * tiles; }
+inline double sparse_attn_combine_warp_insts(int splits) { return 560.0 + 163.5 * splits; }
+
 // CTA numbering of the emulated split-KV kernel. CUDA numbers CTA (x = head block · splits + split,
 // y = query) as y · gridDim.x + x: the head blocks and splits of one query run side by side and
 // share its rows in L2. The emulation keeps that order (one record per CTA) when the grid has more

@@ -18,7 +18,8 @@ namespace indexsim::trace {
 // 2: kernel blocks end with wait_ns (a version-1 block ends after its deps and reads as 0).
 // 3: then simt_overlaps_mma (earlier blocks read as true, the behaviour they were written for).
 // 4: then stores_after_math and load_steps (earlier blocks read as false and 0).
-constexpr uint32_t kFormatVersion = 4;
+// 5: then warp_instructions (earlier blocks read as 0: unknown).
+constexpr uint32_t kFormatVersion = 5;
 
 enum class TensorClass : uint8_t {
   weights = 0,
@@ -76,6 +77,10 @@ struct KernelRecord {
   // slice of every row (a GEMM's K blocks of A and B, as its TMA producer issues them). 0 or 1: one
   // record after another.
   uint32_t load_steps = 0;
+  // Warp-level instructions the whole kernel issues (Nsight Compute's smsp__inst_executed.sum):
+  // the SM model's lower bound on a CTA's time is its warps' instruction streams at the issue
+  // interval of one warp. 0: not known (the kernel is timed by its FLOPs and memory alone).
+  double warp_instructions = 0;
   uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
   uint32_t threads_per_cta() const { return block[0] * block[1] * block[2]; }
   double total_flops() const {

@@ -16,7 +16,7 @@ import struct
 import zlib
 from typing import Any, Dict, Iterator, Tuple
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 MAGIC = b"IDXTRACE"
 TENSOR_CLASSES = ["weights", "kv_cache", "indexer_cache", "activations", "linear_state", "topk_indices", "scratch", "peer"]
 PRECISIONS = ["fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "simt"]
@@ -94,6 +94,8 @@ def _decode(kind: str, p: _Payload) -> Dict[str, Any]:
         # math and loaded one record after another.
         rec["stores_after_math"] = p.take("<B") != 0 if len(p.data) - p.pos >= 1 else False
         rec["load_steps"] = p.take("<I") if len(p.data) - p.pos >= 4 else 0
+        # Version 5 appends warp_instructions (0: unknown).
+        rec["warp_instructions"] = p.take("<d") if len(p.data) - p.pos >= 8 else 0.0
     elif kind == "cta":
         k, c, sm, s, e = p.take("<IIIQQ")
         rec = {"kernel": k, "cta": c, "sm": sm, "start_ns": s, "end_ns": e}

@@ -549,6 +549,7 @@ int main(int argc, char** argv) try {
     kr.flops[size_t(tr::Precision::bf16)] = info.tensor_flops_bf16;
     kr.flops[size_t(tr::Precision::fp16)] = info.tensor_flops_fp16;
     kr.flops[size_t(tr::Precision::simt)] = info.simt_flops;
+    kr.warp_instructions = info.warp_instructions;
     kr.measured_ns = uint64_t(std::llround(median(times[i])));
     if (i > 0) kr.deps = {uint32_t(i - 1)};
     wr.write(kr);

@@ -47,6 +47,9 @@ SmParams SmParams::load(const config::Node& gpu) {
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
   p.pipeline_stages = gpu.req<int>("pipeline_stages", Rule::range(1, 64));
+  // Optional: a file without them times no kernel by its instruction issue.
+  p.warp_schedulers_per_sm = gpu.opt<int>("warp_schedulers_per_sm", 4, Rule::range(1, 64));
+  p.warp_issue_interval_cycles = gpu.opt<double>("warp_issue_interval_cycles", 0, Rule::range(0, 1000));
   if (p.sector_bytes > p.line_bytes)
     gpu.fail("sector_bytes", std::to_string(p.sector_bytes), "must not exceed line_bytes");
   return p;

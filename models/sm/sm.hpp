@@ -40,6 +40,12 @@ struct SmParams {
   double cta_launch_ns = 0;           // block-scheduler cost to start one CTA
   double kernel_launch_ns = 0;        // gap between a kernel's dependences resolving and its first CTA
   int pipeline_stages = 1;            // double-buffer depth: smem / stages bytes per stage; the math on the last stage follows its load
+  // Instruction issue (kernels whose trace gives KernelRecord::warp_instructions): an SM's warps
+  // share warp_schedulers_per_sm schedulers, each issuing at most one instruction a cycle, and a
+  // warp alone on its scheduler issues one every warp_issue_interval_cycles (its dependences and
+  // stalls). 0: off, a CTA is timed by its FLOPs and memory alone.
+  int warp_schedulers_per_sm = 4;
+  double warp_issue_interval_cycles = 0;
 
   static SmParams load(const config::Node& gpu);
 };

@@ -70,6 +70,22 @@ AccessCursor SmArray::store_cursor(const Kernel& k, uint64_t cta) const {
   return cursor_for(k.work, &(*k.phases)[1], cta, 0);
 }
 
+// A CTA's warps issue I = warp_instructions / (CTAs · warps a CTA) instructions each. The W warps
+// resident on a scheduler (the CTAs that share an SM at this kernel's occupancy) take turns, one
+// instruction a cycle at most, and a warp cannot issue again until `warp_issue_interval_cycles`
+// after its last instruction; so each warp's stream takes I · max(W, interval) cycles. Few warps
+// (top-k's single 1024-thread sort, a 128-thread combine) are bound by the interval; many by issue.
+Tick SmArray::issue_ps(const KernelRecord& r) const {
+  if (r.warp_instructions <= 0 || p_.warp_issue_interval_cycles <= 0) return 0;
+  const double ctas = double(std::max<uint64_t>(1, r.cta_count()));
+  const double warps_per_cta = std::ceil(double(r.threads_per_cta()) / 32.0);
+  const double resident = std::min<double>(std::max(1, ctas_per_sm(p_, r)), std::ceil(ctas / double(p_.sm_count)));
+  const double per_scheduler = std::max(1.0, resident * warps_per_cta / p_.warp_schedulers_per_sm);
+  const double insts_per_warp = r.warp_instructions / ctas / warps_per_cta;
+  const double cycles = insts_per_warp * std::max(per_scheduler, p_.warp_issue_interval_cycles);
+  return Tick(std::llround(cycles * 1e6 / p_.sm_clock_MHz));
+}
+
 void SmArray::launch(const KernelWork& w, Tick now) {
   if (w.kernel >= kernels_.size()) kernels_.resize(size_t(w.kernel) + 1);
   Kernel& k = kernels_[w.kernel];
@@ -91,6 +107,7 @@ void SmArray::launch(const KernelWork& w, Tick now) {
   const double tail = r.smem_bytes > 0 && read_per_cta > 0 ? std::min(1.0, stage_bytes / read_per_cta)
                                                            : 1.0 / p_.pipeline_stages;
   k.cta_tail = Tick(double(k.cta_compute) * tail);
+  k.cta_issue = issue_ps(r);
   if (auto phases = epilogue_phases(r, *w.accesses); !phases[1].empty())
     k.phases = std::make_unique<std::array<std::vector<const AccessRecord*>, 2>>(std::move(phases));
   k.math_spare = k.cta_tail + Tick(p_.fast_sampling.math_bound_slack * double(k.cta_compute));
@@ -411,6 +428,7 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
     ends_.push({end, seq_++, sm, slot});
     return;
   }
+  end = std::max(end, sl.start + k.cta_issue);
   // A collective's CTA then waits on its peers' handshakes (the kernel's wait_ns); it holds its
   // slot meanwhile, as a spinning NCCL channel does.
   end += ns_to_ps(p_.cta_launch_ns) + ns_to_ps(double(k.work.rec->wait_ns));

@@ -65,6 +65,7 @@ class SmArray : public Processor {
     uint64_t next = 0;              // CTAs of the work started so far
     Tick cta_compute = 0;           // Tensor Core / CUDA-core time of one CTA
     Tick cta_tail = 0;              // double-buffered: the math on the last stage, after its data lands
+    Tick cta_issue = 0;             // the least a CTA lasts: its warps' instruction streams (0: not known)
     Tick math_spare = 0;            // a math-bound CTA's memory ends at least this long before its math: the tail and the slack
     // Steady projection (fast mode, WaveSampling::line_marks): the lines of its CTAs, those done,
     // those projected; when each 1/line_marks of them was done; once steady, the time one line
@@ -123,6 +124,7 @@ class SmArray : public Processor {
   CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
   AccessCursor cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records, uint64_t cta,
                           uint32_t steps) const;
+  Tick issue_ps(const trace::KernelRecord& r) const;                  // the least one CTA of r lasts (instruction issue)
   AccessCursor load_cursor(const Kernel& k, uint64_t cta) const;   // the CTA's loads (all its accesses, but an epilogue's)
   AccessCursor store_cursor(const Kernel& k, uint64_t cta) const;  // an epilogue kernel's stores
   void start_stores(uint32_t sm, uint32_t slot, Tick now);

@@ -43,6 +43,7 @@ std::string SegmentReuse::signature(KernelState& k) const {
   put(r.simt_overlaps_mma);
   put(r.stores_after_math);
   put(r.load_steps);
+  put(r.warp_instructions);
   for (const AccessRecord* a : k.accesses) {
     put(a->cta_first);
     put(a->cta_count);

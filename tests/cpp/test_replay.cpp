@@ -141,6 +141,35 @@ TEST(Replay, SimtWorkAddsToMatrixWorkWhenTheKernelAlternatesPhases) {
   }
 }
 
+// Instruction issue (KernelRecord::warp_instructions, gpu.warp_issue_interval_cycles = 10, four
+// schedulers an SM, 1 GHz): a warp's I instructions take I · max(W, 10) cycles, W the warps that
+// share its scheduler.
+//  - 4 CTAs of 8 warps on 4 SMs, 1000 instructions a warp: W = 2 < 10, so 1000 · 10 = 10,000 ns.
+//  - 64 CTAs of 32 warps, 2 resident an SM (2048 threads), 100 instructions a warp: W = 16 > 10, so
+//    each CTA takes 100 · 16 = 1,600 ns and each SM runs 16 of them two at a time: 8 · 1,600 = 12,800 ns.
+//  - The interval at 0 (off): the same kernels have no other work and take ~nothing.
+TEST(Replay, AKernelsInstructionStreamsBoundItsCtasByIssueInterval) {
+  for (bool on : {true, false}) {
+    Rig rig(on ? "gpu.warp_issue_interval_cycles=10" : "gpu.warp_issue_interval_cycles=0");
+    test::FakeMemory mem(100.0, 10.0);
+    KernelRecord few = kernel(0, 4);
+    few.block = {256, 1, 1};
+    few.warp_instructions = 4.0 * 8 * 1000;
+    auto a = run(rig, {few}, {}, mem);
+    KernelRecord many = kernel(0, 64);
+    many.block = {1024, 1, 1};
+    many.warp_instructions = 64.0 * 32 * 100;
+    auto b = run(rig, {many}, {}, mem);
+    if (on) {
+      EXPECT_NEAR(a.step_ns, 10000.0, 1.0);
+      EXPECT_NEAR(b.step_ns, 12800.0, 1.0);
+    } else {
+      EXPECT_LT(a.step_ns, 10.0);
+      EXPECT_LT(b.step_ns, 10.0);
+    }
+  }
+}
+
 // A GEMM's epilogue (KernelRecord::stores_after_math): one CTA per SM on 4 SMs, 1024 ns of math
 // each (2^20 bf16 FLOPs at 1024 FLOP/clk, 1 GHz), 16 KiB of loads (done by ~800 ns: 16 lines in
 // flight a 100 ns round trip) and 4 KiB of stores on a 1000 B/ns, 100 ns memory.
