@@ -9,6 +9,7 @@ this GPU, per-tensor scales, BF16 out), the same shapes in BF16, and device-to-d
 1 MiB to 1 GiB (small ones show the launch and ramp cost). Every repetition is timed alone with
 CUDA events after a 256 MiB write that flushes the L2, as the capture harness does.
 Usage: python3 kernels/probe_torch.py [SECONDS]   (stops starting new cases after SECONDS)
+       python3 kernels/probe_torch.py topk        (torch.topk of k = 2048 over rows of 32K-1M only)
 """
 import statistics
 import sys
@@ -42,14 +43,28 @@ def timed(fn, reps, flush):
     return statistics.median(times), min(times), max(times)
 
 
+def topk_cases(flush, gen, dev):
+    """torch.topk (PyTorch's radix select) of k = 2048 over FP32 rows: what a library top-k costs
+    beside the project's ten-launch one (traces/captured/*.itr)."""
+    for rows in (1, 4, 32):
+        for n in (32768, 131072, 1048576):
+            x = torch.randn(rows, n, device=dev, generator=gen)
+            med, lo, hi = timed(lambda: torch.topk(x, 2048, dim=1, sorted=True), 20, flush)
+            print(f"topk_torch\t{rows}x{n}_k2048\t{med:.2f}\t{lo:.2f}\t{hi:.2f}\t-")
+            sys.stdout.flush()
+
+
 def main():
-    budget_s = float(sys.argv[1]) if len(sys.argv) > 1 else 90.0
+    budget_s = float(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "topk" else 90.0
     t0 = time.time()
     dev = torch.device("cuda")
     print("# probe_torch: torch", torch.__version__, "device", torch.cuda.get_device_name(0))
     print("#\tkind\tshape\tmedian_us\tmin_us\tmax_us\trate")
     flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     gen = torch.Generator(device=dev).manual_seed(1)
+    if len(sys.argv) > 1 and sys.argv[1] == "topk":  # python3 kernels/probe_torch.py topk
+        topk_cases(flush, gen, dev)
+        return
     for dtype in ("fp8", "bf16"):
         for m, n, k in GEMMS:
             if time.time() - t0 > budget_s:
