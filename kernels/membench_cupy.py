@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Memory microbenchmarks on a lent GPU, for checking the L2 and DRAM models (issue: DRAM
+mechanisms): dependent-load latency by working set, streams (read, write, copy, 2 reads : 1 write),
+and random reads of 32-256 B pieces spread over 4 GiB. CuPy RawKernels, CUDA events, median of
+repetitions; the L2 is flushed by a 256 MiB write before each timed stream repetition.
+
+Prints one tab-separated row per case: kind, case, median, min, max, unit, derived figure.
+Usage: python3 kernels/membench_cupy.py
+The simulator's counterparts: `indexsim bench memory` (chase, stream, random patterns).
+"""
+import statistics
+import sys
+
+import cupy as cp
+
+SRC = r'''
+extern "C" __global__ void chase(const unsigned int* __restrict__ next, unsigned int start, int steps,
+                                 unsigned int* out) {
+  unsigned int i = start;
+  for (int s = 0; s < steps; ++s) i = __ldcg(next + i);  // L1 bypassed: L2 or DRAM every step
+  out[0] = i;
+}
+extern "C" __global__ void read_stream(const uint4* __restrict__ a, size_t n, unsigned int* out) {
+  unsigned int acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 v = __ldcg(a + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x12345678u) out[0] = acc;  // keeps the loads; practically never stores
+}
+extern "C" __global__ void write_stream(uint4* __restrict__ a, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    a[i] = make_uint4((unsigned)i, 1u, 2u, 3u);
+}
+extern "C" __global__ void copy_stream(const uint4* __restrict__ a, uint4* __restrict__ b, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    b[i] = __ldcg(a + i);
+}
+extern "C" __global__ void add_stream(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                      uint4* __restrict__ c, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 x = __ldcg(a + i), y = __ldcg(b + i);
+    c[i] = make_uint4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+}
+// Each group of `piece16` threads reads one piece of 16·piece16 bytes at a pseudo-random
+// piece-aligned place (a hash of the piece number) among `span_pieces`; `pieces` pieces in all.
+extern "C" __global__ void random_read(const uint4* __restrict__ a, unsigned long long span_pieces, int piece16,
+                                       unsigned long long pieces, unsigned int* out) {
+  unsigned int acc = 0;
+  const unsigned long long total = pieces * piece16;
+  for (unsigned long long t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < total;
+       t += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned long long p = t / piece16;
+    unsigned int h = (unsigned int)p * 2654435761u;
+    h ^= h >> 15; h *= 2246822519u; h ^= h >> 13;
+    unsigned long long where = ((unsigned long long)h * 2654435761ull + p) % span_pieces;
+    uint4 v = __ldcg(a + where * piece16 + (t % piece16));
+    acc ^= v.x ^ v.w;
+  }
+  if (acc == 0x12345678u) out[0] = acc;
+}
+'''
+
+
+def timed(fn, reps, flush=None):
+    for _ in range(2):
+        fn()
+    times = []
+    for _ in range(reps):
+        if flush is not None:
+            flush.fill(0)
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(cp.cuda.get_elapsed_time(s, e) * 1000.0)  # us
+    return statistics.median(times), min(times), max(times)
+
+
+def row(kind, case, t, unit, derived):
+    print(f"{kind}\t{case}\t{t[0]:.3f}\t{t[1]:.3f}\t{t[2]:.3f}\t{unit}\t{derived}")
+    sys.stdout.flush()
+
+
+def main():
+    mod = cp.RawModule(code=SRC, options=("-std=c++17",))
+    chase, rd, wr, cpy, add, rnd = (mod.get_function(n) for n in
+                                    ("chase", "read_stream", "write_stream", "copy_stream", "add_stream", "random_read"))
+    dev = cp.cuda.Device(0)
+    sms = dev.attributes["MultiProcessorCount"]
+    print(f"# membench_cupy: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, {sms} SMs, CuPy {cp.__version__}")
+    print("#\tkind\tcase\tmedian\tmin\tmax\tunit\tderived")
+    out = cp.zeros(4, dtype=cp.uint32)
+    flush = cp.empty(256 << 20, dtype=cp.uint8)
+    rs = cp.random.RandomState(1)
+
+    # Dependent loads, one thread: a random cycle over whole 128 B lines of the working set. Up to
+    # 48 MiB (inside the L2) the chase walks the whole cycle, warm; beyond, 20,000 steps after a
+    # 256 MiB flush, so that every step misses the L2.
+    for mib in (1, 8, 32, 48, 128, 1024, 4096):
+        lines = (mib << 20) // 128
+        in_l2 = mib <= 48
+        steps = lines if in_l2 else 20000
+        perm = rs.permutation(lines).astype(cp.uint32)
+        nxt = cp.zeros(lines * 32, dtype=cp.uint32)      # 32 words a line; the chase uses word 0
+        nxt[perm * 32] = cp.roll(perm, -1) * 32
+        start = int(perm[0]) * 32
+        t = timed(lambda: chase((1,), (1,), (nxt, cp.uint32(start), cp.int32(steps), out)), 5,
+                  None if in_l2 else flush)
+        row("chase", f"{mib}MiB", tuple(x * 1000.0 / steps for x in t), "ns/load",
+            "whole cycle, warm" if in_l2 else "20000 steps after an L2 flush")
+        del nxt, perm
+
+    # Streams over 1 GiB arrays (far beyond the 50-60 MB L2), 16 B a thread-iteration.
+    n = (1 << 30) // 16
+    a = cp.ones(n * 4, dtype=cp.uint32)
+    b = cp.ones(n * 4, dtype=cp.uint32)
+    c = cp.zeros(n * 4, dtype=cp.uint32)
+    grid, block = (sms * 16,), (256,)
+    for name, fn, moved in (("read", lambda: rd(grid, block, (a, cp.uint64(n), out)), 1),
+                            ("write", lambda: wr(grid, block, (c, cp.uint64(n))), 1),
+                            ("copy", lambda: cpy(grid, block, (a, c, cp.uint64(n))), 2),
+                            ("add_2r1w", lambda: add(grid, block, (a, b, c, cp.uint64(n))), 3)):
+        t = timed(fn, 10, flush)
+        row("stream", name + "_1GiB", t, "us", f"{moved * (1 << 30) / t[0] / 1e3:.1f} GB/s")
+    del b, c
+
+    # Random reads of whole pieces over 4 GiB (the 1 GiB `a` reused 4x is not enough: a new buffer).
+    big = cp.ones((4 << 30) // 4, dtype=cp.uint32)
+    for piece in (32, 64, 128, 256):
+        p16 = piece // 16                               # 16 B a thread: 2 threads make a 32 B sector
+        span = (4 << 30) // piece
+        pieces = (256 << 20) // piece                   # 256 MiB read in all
+        t = timed(lambda: rnd(grid, block, (big, cp.uint64(span), cp.int32(p16), cp.uint64(pieces), out)), 10, flush)
+        row("random", f"{piece}B_pieces_4GiB", t, "us", f"{(256 << 20) / t[0] / 1e3:.1f} GB/s useful")
+
+
+if __name__ == "__main__":
+    main()
