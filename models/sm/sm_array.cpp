@@ -424,11 +424,11 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
     s.tensor_free = end;
     s.tensor_busy += k.cta_compute;
   }
+  end = std::max(end, sl.start + k.cta_issue);  // not before its warps have issued their instructions
   if (sl.stores_pending) {  // its stores go out when its math ends
     ends_.push({end, seq_++, sm, slot});
     return;
   }
-  end = std::max(end, sl.start + k.cta_issue);
   // A collective's CTA then waits on its peers' handshakes (the kernel's wait_ns); it holds its
   // slot meanwhile, as a spinning NCCL channel does.
   end += ns_to_ps(p_.cta_launch_ns) + ns_to_ps(double(k.work.rec->wait_ns));
