@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/common.cuh"
+#include "traces/kernel_geometry.hpp"
 
 namespace indexsim::kernels {
 namespace {
@@ -158,12 +159,8 @@ Plan plan_indexer_score(const IndexerArgs& a) {
   (a.type == KeyType::fp8 ? st.info.tensor_flops_fp8 : a.type == KeyType::fp16 ? st.info.tensor_flops_fp16
                                                                                : st.info.tensor_flops_bf16) = 2 * mac;
   st.info.simt_flops = 3.0 * a.nq * a.heads * double(a.n);
-  // Warp instructions per CTA, counted by Nsight Compute on an H200 for FP8 keys of 128 dimensions
-  // (traces/captured/ncu/): 946 + 4,908 per 64-key tile at 64 heads (1, 7 and 15 tiles a CTA);
-  // 4,303 for one tile at 32 heads (that tile's share taken as 4,303 - 946). Other shapes: not known.
-  if (a.type == KeyType::fp8 && a.dim == 128 && (a.heads == 64 || a.heads == 32))
-    st.info.warp_instructions = double(st.info.grid[0]) * st.info.grid[1] *
-                                (946.0 + (a.heads == 64 ? 4908.0 : 3357.0) * p.tiles_per_cta);
+  if (a.type == KeyType::fp8)
+    st.info.warp_instructions = double(st.info.cta_count()) * trace::geometry::indexer_fp8_warp_insts(a.heads, a.dim, p.tiles_per_cta);
   const void* fn = a.type == KeyType::fp8    ? reinterpret_cast<const void*>(&indexer_kernel<dev::Mma::e4m3>)
                    : a.type == KeyType::fp16 ? reinterpret_cast<const void*>(&indexer_kernel<dev::Mma::f16>)
                                              : reinterpret_cast<const void*>(&indexer_kernel<dev::Mma::bf16>);

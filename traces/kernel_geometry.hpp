@@ -86,6 +86,13 @@ inline double topk_sort_warp_insts(int64_t k) {
 // 4-tile point, base assumed the same). The combine: a base and each split (2, 16 and 64 splits).
 inline double sparse_attn_warp_insts(int tiles, bool fp8_rows) { return 7326.0 + (fp8_rows ? 12622.0 : 10512.0) * tiles; }
 inline double sparse_attn_combine_warp_insts(int splits) { return 560.0 + 163.5 * splits; }
+// The FP8 indexer (kernels/indexer.cu, 128 dimensions): 946 + 4,908 per 64-key tile at 64 heads
+// (1, 7 and 15 tiles a CTA); 4,303 for one tile at 32 heads (that tile's share taken as 4,303 - 946).
+// Other shapes were not measured: 0 (not known).
+inline double indexer_fp8_warp_insts(int heads, int dim, int tiles) {
+  if (dim != 128 || (heads != 64 && heads != 32)) return 0;
+  return 946.0 + (heads == 64 ? 4908.0 : 3357.0) * tiles;
+}
 
 // CTA numbering of the emulated split-KV kernel. CUDA numbers CTA (x = head block · splits + split,
 // y = query) as y · gridDim.x + x: the head blocks and splits of one query run side by side and

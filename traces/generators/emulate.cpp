@@ -354,35 +354,32 @@ class StepEmulator {
       }
     };
     const uint64_t last_scores = n - (chunks - 1) * geo::kTopkChunk;
-    auto scan = [&](uint32_t k) {
+    // A chunk pass: its reads, and the instructions of each chunk's CTA (kernel_geometry.hpp).
+    auto scan = [&](uint32_t k, double warp_insts_per_cta) {
       grid2d(k, logits_, false, 0, row4, chunk_bytes, chunk_bytes, last_scores * 4);
       b_.k(k).flops[int(Precision::simt)] = double(rows) * double(n) * 4.0;
+      b_.k(k).warp_instructions = double(rows) * double(chunks) * warp_insts_per_cta;
     };
     const uint32_t init = b_.kernel(lname(L, "topk_init"), KernelKind::topk, L, {rows, 1, 1}, row_cta);
     b_.strided(init, workspace_, true, 0, rows, 0, int64_t(ws_row), state + hist, 1, 0);
-    // Instruction streams per CTA as Nsight Compute counted them (kernel_geometry.hpp).
-    const double row_ctas = double(rows), chunk_ctas = double(rows) * double(chunks);
-    b_.k(init).warp_instructions = row_ctas * geo::kTopkInitWarpInsts;
+    b_.k(init).warp_instructions = double(rows) * geo::kTopkInitWarpInsts;
     for (int pass = 0; pass < geo::kTopkPasses; ++pass) {
       const uint64_t bins = uint64_t(geo::kTopkPassBins[pass]);
       const uint32_t h = b_.kernel(lname(L, "topk_hist" + std::to_string(pass)), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
-      scan(h);
-      b_.k(h).warp_instructions = chunk_ctas * geo::kTopkHistWarpInsts[pass];
+      scan(h, geo::kTopkHistWarpInsts[pass]);
       // Each chunk adds its block histogram to its row's (global atomics on the bins).
       grid2d(h, workspace_, true, o_hist, ws_row, 0, bins * 4, bins * 4);
       const uint32_t pk = b_.kernel(lname(L, "topk_pick" + std::to_string(pass)), KernelKind::topk, L, {rows, 1, 1}, row_cta);
       b_.strided(pk, workspace_, false, 0, rows, o_hist, int64_t(ws_row), bins * 4, 1, 0);
       b_.strided(pk, workspace_, true, 0, rows, 0, int64_t(ws_row), state + bins * 4, 1, 0);
       b_.k(pk).flops[int(Precision::simt)] = double(rows) * double(bins);
-      b_.k(pk).warp_instructions = row_ctas * geo::kTopkPickWarpInsts;
+      b_.k(pk).warp_instructions = double(rows) * geo::kTopkPickWarpInsts;
     }
     const uint32_t ce = b_.kernel(lname(L, "topk_count_eq"), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
-    scan(ce);
-    b_.k(ce).warp_instructions = chunk_ctas * geo::kTopkCountEqWarpInsts;
+    scan(ce, geo::kTopkCountEqWarpInsts);
     grid2d(ce, workspace_, true, o_eq, ws_row, 4, 4, 4);
     const uint32_t co = b_.kernel(lname(L, "topk_collect"), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
-    scan(co);
-    b_.k(co).warp_instructions = chunk_ctas * geo::kTopkCollectWarpInsts;
+    scan(co, geo::kTopkCollectWarpInsts);
     // Each chunk writes its share of the row's k winners.
     const uint64_t share = std::max<uint64_t>(8, ceil_div(kt, chunks) * 8);
     grid2d(co, workspace_, true, o_win, ws_row, std::min(share, win), std::min(share, win), std::min(share, win));
@@ -392,7 +389,7 @@ class StepEmulator {
     uint64_t len = 1;
     while (len < kt) len <<= 1;
     b_.k(so).flops[int(Precision::simt)] = double(rows) * double(len) * 11 * 12 / 2;  // bitonic compare-exchanges
-    b_.k(so).warp_instructions = row_ctas * geo::topk_sort_warp_insts(int64_t(kt));
+    b_.k(so).warp_instructions = double(rows) * geo::topk_sort_warp_insts(int64_t(kt));
     return so;
   }
 
