@@ -6,7 +6,10 @@ and random reads of 32-256 B pieces spread over 4 GiB. CuPy RawKernels, CUDA eve
 repetitions; the L2 is flushed by a 256 MiB write before each timed stream repetition.
 
 Prints one tab-separated row per case: kind, case, median, min, max, unit, derived figure.
-Usage: python3 kernels/membench_cupy.py
+Usage: python3 kernels/membench_cupy.py [SECTION ...]   (default: chase streams random)
+  chase, streams, random: as above; chase_clean: the DRAM chase after a read-only flush; streams_clean: the streams after a read-only flush (the L2
+  left full of clean lines, not dirty ones); l2: read bandwidth of L2-resident buffers (4-40 MiB,
+  read 64 times over in one launch); sms: L2 and DRAM read bandwidth by the number of SMs reading.
 The simulator's counterparts: `indexsim bench memory` (chase, stream, random patterns).
 """
 import statistics
@@ -44,6 +47,16 @@ extern "C" __global__ void add_stream(const uint4* __restrict__ a, const uint4* 
     c[i] = make_uint4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
   }
 }
+// The same read `reps` times over: an L2-resident buffer's bandwidth without a launch per pass.
+extern "C" __global__ void read_repeat(const uint4* __restrict__ a, size_t n, int reps, unsigned int* out) {
+  unsigned int acc = 0;
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+      uint4 v = __ldcg(a + i);
+      acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+  if (acc == 0x12345678u) out[0] = acc;
+}
 // Each group of `piece16` threads reads one piece of 16·piece16 bytes at a pseudo-random
 // piece-aligned place (a hash of the piece number) among `span_pieces`; `pieces` pieces in all.
 extern "C" __global__ void random_read(const uint4* __restrict__ a, unsigned long long span_pieces, int piece16,
@@ -65,12 +78,13 @@ extern "C" __global__ void random_read(const uint4* __restrict__ a, unsigned lon
 
 
 def timed(fn, reps, flush=None):
+    """Median, min, max of `reps` timed calls; `flush` (a callable) runs before each one."""
     for _ in range(2):
         fn()
     times = []
     for _ in range(reps):
         if flush is not None:
-            flush.fill(0)
+            flush()
         s, e = cp.cuda.Event(), cp.cuda.Event()
         s.record()
         fn()
@@ -89,18 +103,30 @@ def main():
     mod = cp.RawModule(code=SRC, options=("-std=c++17",))
     chase, rd, wr, cpy, add, rnd = (mod.get_function(n) for n in
                                     ("chase", "read_stream", "write_stream", "copy_stream", "add_stream", "random_read"))
+    rrep = mod.get_function("read_repeat")
+    sections = sys.argv[1:] or ["chase", "streams", "random"]
     dev = cp.cuda.Device(0)
     sms = dev.attributes["MultiProcessorCount"]
     print(f"# membench_cupy: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, {sms} SMs, CuPy {cp.__version__}")
     print("#\tkind\tcase\tmedian\tmin\tmax\tunit\tderived")
     out = cp.zeros(4, dtype=cp.uint32)
-    flush = cp.empty(256 << 20, dtype=cp.uint8)
+    flush_buf = cp.zeros(256 << 20, dtype=cp.uint8)
+    flush_sums = cp.zeros(4, dtype=cp.uint32)
+
+    def flush():  # a 256 MiB memset: leaves the L2 full of dirty lines
+        flush_buf.fill(0)
+
+    def flush_clean():  # a 256 MiB read: leaves it full of clean lines
+        rd((sms * 16,), (256,), (flush_buf, cp.uint64((256 << 20) // 16), flush_sums))
     rs = cp.random.RandomState(1)
 
     # Dependent loads, one thread: a random cycle over whole 128 B lines of the working set. Up to
     # 48 MiB (inside the L2) the chase walks the whole cycle, warm; beyond, 20,000 steps after a
     # 256 MiB flush, so that every step misses the L2.
-    for mib in (1, 8, 32, 48, 128, 1024, 4096):
+    sizes = (1, 8, 32, 48, 128, 1024, 4096) if "chase" in sections else ()
+    if "chase_clean" in sections:  # beyond the L2 only, after a read-only flush
+        sizes = tuple(sorted(set(sizes) | {128, 1024}))
+    for mib in sizes:
         lines = (mib << 20) // 128
         in_l2 = mib <= 48
         steps = lines if in_l2 else 20000
@@ -108,10 +134,15 @@ def main():
         nxt = cp.zeros(lines * 32, dtype=cp.uint32)      # 32 words a line; the chase uses word 0
         nxt[perm * 32] = cp.roll(perm, -1) * 32
         start = int(perm[0]) * 32
-        t = timed(lambda: chase((1,), (1,), (nxt, cp.uint32(start), cp.int32(steps), out)), 5,
-                  None if in_l2 else flush)
-        row("chase", f"{mib}MiB", tuple(x * 1000.0 / steps for x in t), "ns/load",
-            "whole cycle, warm" if in_l2 else "20000 steps after an L2 flush")
+        if "chase" in sections:
+            t = timed(lambda: chase((1,), (1,), (nxt, cp.uint32(start), cp.int32(steps), out)), 5,
+                      None if in_l2 else flush)
+            row("chase", f"{mib}MiB", tuple(x * 1000.0 / steps for x in t), "ns/load",
+                "whole cycle, warm" if in_l2 else "20000 steps after an L2 flush")
+        if "chase_clean" in sections and not in_l2:
+            t = timed(lambda: chase((1,), (1,), (nxt, cp.uint32(start), cp.int32(steps), out)), 5, flush_clean)
+            row("chase_clean", f"{mib}MiB", tuple(x * 1000.0 / steps for x in t), "ns/load",
+                "20000 steps after a read-only L2 flush")
         del nxt, perm
 
     # Streams over 1 GiB arrays (far beyond the 50-60 MB L2), 16 B a thread-iteration.
@@ -120,15 +151,39 @@ def main():
     b = cp.ones(n * 4, dtype=cp.uint32)
     c = cp.zeros(n * 4, dtype=cp.uint32)
     grid, block = (sms * 16,), (256,)
+    modes = [(sec, f) for sec, f in (("streams", flush), ("streams_clean", flush_clean)) if sec in sections]
     for name, fn, moved in (("read", lambda: rd(grid, block, (a, cp.uint64(n), out)), 1),
                             ("write", lambda: wr(grid, block, (c, cp.uint64(n))), 1),
                             ("copy", lambda: cpy(grid, block, (a, c, cp.uint64(n))), 2),
                             ("add_2r1w", lambda: add(grid, block, (a, b, c, cp.uint64(n))), 3)):
-        t = timed(fn, 10, flush)
-        row("stream", name + "_1GiB", t, "us", f"{moved * (1 << 30) / t[0] / 1e3:.1f} GB/s")
+        for sec, f in modes:  # interleaved, so that drift shows in both alike
+            t = timed(fn, 10, f)
+            kind = "stream" if sec == "streams" else "stream_clean"
+            row(kind, name + "_1GiB", t, "us", f"{moved * (1 << 30) / t[0] / 1e3:.1f} GB/s")
     del b, c
 
+    # L2-resident reads: a buffer read 64 times over in one launch, warm (the first pass's misses
+    # are 1/64 of the bytes).
+    for mib in ((4, 8, 16, 24, 32, 40) if "l2" in sections else ()):
+        m = (mib << 20) // 16
+        t = timed(lambda: rrep(grid, block, (a, cp.uint64(m), cp.int32(64), out)), 10)
+        row("l2_read", f"{mib}MiB_x64", t, "us", f"{64 * (mib << 20) / t[0] / 1e3:.1f} GB/s")
+
+    # Bandwidth by the number of SMs reading: one 1,024-thread CTA an SM (a grid of k CTAs lands on
+    # k SMs), from the L2 (an 8 MiB buffer, warm, read `reps` times in one launch) and from DRAM (a
+    # 1 GiB read after a read-only flush). Per-SM limits show as bandwidth growing with k; a shared
+    # limit (L2 slices, HBM) as a plateau.
+    for k in ((1, 2, 4, 8, 16, 33, 66, 132) if "sms" in sections else ()):
+        m = (8 << 20) // 16
+        reps = max(1, k // 2)
+        t = timed(lambda: rrep((k,), (1024,), (a, cp.uint64(m), cp.int32(reps), out)), 7)
+        row("l2_read_sms", f"{k}SMs_8MiB_x{reps}", t, "us", f"{reps * (8 << 20) / t[0] / 1e3:.1f} GB/s")
+        t = timed(lambda: rd((k,), (1024,), (a, cp.uint64(n), out)), 5, flush_clean)
+        row("dram_read_sms", f"{k}SMs_1GiB", t, "us", f"{(1 << 30) / t[0] / 1e3:.1f} GB/s")
+
     # Random reads of whole pieces over 4 GiB (the 1 GiB `a` reused 4x is not enough: a new buffer).
+    if "random" not in sections:
+        return
     big = cp.ones((4 << 30) // 4, dtype=cp.uint32)
     for piece in (32, 64, 128, 256):
         p16 = piece // 16                               # 16 B a thread: 2 threads make a 32 B sector

@@ -20,7 +20,7 @@ namespace {
                "                  [--kv-format bf16|fp8 (1152 or 656 bytes per KV row)]\n"
                "                  [--pool-ratio R] [--prune-dim P]\n"
                "  copy: --bytes N      gemm: --mnk M,N,K\n"
-               "  [--warmup 5] [--reps 50] [--flush-MiB 256] [--seed 1]\n";
+               "  [--warmup 5] [--reps 50] [--flush-MiB 256] [--flush-mode write|read] [--seed 1]\n";
   std::exit(2);
 }
 
@@ -65,12 +65,14 @@ Options parse(int argc, char** argv) {
   take("warmup", o.warmup);
   take("reps", o.reps);
   take("flush-MiB", o.flush_MiB);
+  take("flush-mode", o.flush_mode);
   take("seed", o.seed);
   std::string mnk;
   if (take("mnk", mnk) && std::sscanf(mnk.c_str(), "%d,%d,%d", &o.m, &o.n, &o.kdim) != 3)
     usage("--mnk: expected M,N,K, got '" + mnk + "'");
   if (!kv.empty()) usage("unknown option --" + kv.begin()->first);
   if (o.out.empty()) usage("--out is required");
+  if (o.flush_mode != "write" && o.flush_mode != "read") usage("--flush-mode: write or read, got '" + o.flush_mode + "'");
   const bool attn = o.workload == "decode" || o.workload == "prefill";
   if (attn && (o.context <= 0 || o.index_heads <= 0 || o.index_dim <= 0 || o.topk <= 0 || o.attn_heads <= 0))
     usage(o.workload + " needs --context, --index-heads, --index-dim, --topk and --attn-heads (positive)");

@@ -18,6 +18,10 @@ struct Options {
   int m = 0, n = 0, kdim = 0;
   int warmup = 5, reps = 50;
   uint64_t flush_MiB = 256;
+  // How the L2 is flushed before each repetition: write (a memset: the L2 is left full of the flush
+  // buffer's dirty lines, which later misses write back) or read (a read-only pass: left full of
+  // clean lines).
+  std::string flush_mode = "write";
   uint32_t seed = 1;
 };
 
