@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every captured trace of traces/captured/ against the model: `indexsim validate --trace` on each,
 the error of every kernel against its in-kernel time (CTA stamps), MAPE per trace and per kernel
-kind over all of them. Writes a Markdown table (default docs/validation-captured.md).
+kind over all of them; then the pairs of traces/captured/flush/ (the same step captured after a memset
+and after a read-only L2 flush): what the flush's dirty lines cost each kernel, measured and simulated.
+Writes a Markdown table (default docs/validation-captured.md).
 
   python3 scripts/validate_captured.py [--hardware h200] [--set K=V ...] [--markdown FILE] [--no-markdown]
 """
@@ -44,6 +46,7 @@ def main():
         for k in v["kernels"]:
             by_kind[k["kind"]].append(abs(k["error"]))
             rows.append((name, k))
+    flush_rows = flush_pairs(a)
     every = [e for errs in by_kind.values() for e in errs]
     lines = ["| kind | kernels | MAPE | worst |", "|---|---:|---:|---:|"]
     for kind in sorted(by_kind):
@@ -68,11 +71,48 @@ def main():
         star = "*" if k["reference"] == "events" else ""
         md.append(f"| {n} | {k['name']} | {k['simulated_ns'] / 1e3:.3f} | {k['measured_ns'] / 1e3:.3f}{star} | "
                   f"{100 * k['error']:+.1f} % | {k['events_ns'] / 1e3:.3f} |")
+    if flush_rows:
+        md += ["", "## The L2 flush's dirty lines", "",
+               "`traces/captured/flush/` (`kernels/capture_flush_on_gpu.sh`): each step captured after a 256 MiB memset",
+               "(the harness's flush: the L2 left full of dirty lines, which the step's misses write back) and after a",
+               "256 MiB read (clean lines). Measured: the CUDA events' medians (the launch cost is the same both ways);",
+               "simulated: the replay started from the capture's L2 (`--l2-start capture`) of each. Cost = after the",
+               "memset - after the read.", "",
+               "| step | kernel | measured memset us | measured read us | measured cost us | simulated cost us |",
+               "|---|---|---:|---:|---:|---:|"]
+        md += [f"| {n} | {k} | {mw:.3f} | {mr:.3f} | {mw - mr:+.3f} | {sw - sr:+.3f} |" for n, k, mw, mr, sw, sr in flush_rows]
     tmp = a.markdown + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(md) + "\n")
     os.replace(tmp, a.markdown)
     print(f"wrote {a.markdown}", file=sys.stderr)
+
+
+def run_validate(a, trace):
+    cmd = [a.exe, "validate", "--trace", trace, "--hardware", a.hardware, "--json"]
+    for s in a.set:
+        cmd += ["--set", s]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"validate_captured: {os.path.basename(trace)}: {out.stderr.strip()}")
+    return {k["name"]: k for k in json.loads(out.stdout)["kernels"]}
+
+
+def flush_pairs(a):
+    """Rows (step, kernel, measured after memset, after read, simulated after memset, after read), us."""
+    rows = []
+    for w in sorted(glob.glob(os.path.join(ROOT, "traces", "captured", "flush", "*_flushwrite.itr"))):
+        r = w.replace("_flushwrite.itr", "_flushread.itr")
+        if not os.path.exists(r):
+            continue
+        name = os.path.basename(w)[:-len("_flushwrite.itr")]
+        print(f"[flush] {name}", file=sys.stderr, flush=True)
+        kw, kr = run_validate(a, w), run_validate(a, r)
+        for k in kw:
+            if k in kr:
+                rows.append((name, k, kw[k]["events_ns"] / 1e3, kr[k]["events_ns"] / 1e3,
+                             kw[k]["simulated_ns"] / 1e3, kr[k]["simulated_ns"] / 1e3))
+    return rows
 
 
 if __name__ == "__main__":

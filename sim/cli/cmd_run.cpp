@@ -51,6 +51,8 @@ void declare(Cli& cli) {
                                          "reaching memory through a TLM-2.0 socket (the same results)")
       .flag("--no-reuse", "simulate every kernel, even a segment that repeats an earlier one")
       .flag("--warm-reuse", "a repeated segment takes its figures from its second simulated occurrence (warm L2), ~1.6x wall")
+      .option("--l2-start capture|clean", "a captured trace's first L2: as its capture's flush left it (default; a memset "
+                                          "leaves dirty lines) or empty")
       .option("--steps N", "the decode step N times on one hardware state (1-1000); the result is the last step's")
       .option("--max-line-requests N", "work budget: line requests a run may ask for (default 1e11, about a day; 0: none)")
       .flag("--json", "print the result as JSON")
@@ -91,6 +93,9 @@ sim::RunSpec parse_run_spec(const Cli& ap) {
   spec.engine = ap.value("--engine", "native");
   if (spec.engine != "native" && spec.engine != "systemc")
     throw std::invalid_argument("--engine must be native or systemc, not '" + spec.engine + "'");
+  spec.l2_start = ap.value("--l2-start", spec.l2_start);
+  if (spec.l2_start != "capture" && spec.l2_start != "clean")
+    throw std::invalid_argument("--l2-start must be capture or clean, not '" + spec.l2_start + "'");
   spec.steps = ap.u32("--steps", 1);
   spec.max_line_requests = ap.f64("--max-line-requests", spec.max_line_requests);
   if (spec.steps == 0 || spec.steps > 1000) throw std::invalid_argument("--steps must be between 1 and 1000");

@@ -28,6 +28,8 @@ void declare(Cli& cli) {
       .option("--hardware NAME|FILE", "hardware preset name or YAML file to replay it on")
       .repeated("--set K=V", "hardware.K=V: override one hardware key")
       .flag("--fast", "the fast mode (sampled waves)")
+      .option("--l2-start capture|clean", "the trace's first L2: as its capture's flush left it (default; a memset leaves "
+                                          "dirty lines) or empty")
       .option("--db FILE", "store the run in this SQLite file")
       .optional("--published FILE", "the published cases instead: FILE, default configs/validation/published.yaml")
       .option("--case NAME", "with --published: only the case of this name")
@@ -37,7 +39,7 @@ void declare(Cli& cli) {
 }
 
 int validate_published(const Cli& cli) {
-  cli.only_for({"--trace", "--hardware", "--set", "--fast", "--db"}, "validate --trace, not to --published");
+  cli.only_for({"--trace", "--hardware", "--set", "--fast", "--l2-start", "--db"}, "validate --trace, not to --published");
   std::string file = cli.optional_value("--published").value_or("");
   const std::string only_case = cli.value("--case"), only_group = cli.value("--group");
   const std::string markdown = cli.value("--markdown");
@@ -81,6 +83,9 @@ int validate_cmd(const Args& args) {
     throw std::invalid_argument("--trace and --hardware are required (indexsim validate --help)");
   spec.sets = cli.values("--set");
   spec.fast = cli.has("--fast");
+  spec.l2_start = cli.value("--l2-start", spec.l2_start);
+  if (spec.l2_start != "capture" && spec.l2_start != "clean")
+    throw std::invalid_argument("--l2-start must be capture or clean, not '" + spec.l2_start + "'");
   const std::string db = cli.value("--db");
   const bool json = cli.has("--json");
   const auto store = open_store(db);

@@ -50,6 +50,13 @@ struct RunSpec {
   // SystemC engine: binds the hardware's external regions (impl: tlm_target) to the caller's own
   // targets, during elaboration; modules made here belong to the run's SystemC context.
   std::function<void(ScBindings&)> bind;
+  // The L2 state a captured trace's replay starts from. "capture": as the capture's timing loop
+  // left it before each repetition (its metadata's timing.l2_flush_MiB, l2_flush_mode): a memset
+  // flush (mode write, the only one before the mode was recorded) leaves the L2 full of the flush
+  // buffer's dirty lines, which the step's misses write back (traces/captured/README.md measures
+  // it); a read flush leaves clean lines, as good as empty. "clean": empty, whatever the capture
+  // did. Emulated workloads always start clean.
+  std::string l2_start = "capture";
   std::string timeline;                 // Perfetto JSON output path, empty = none
   std::function<void(double)> progress;
 };
