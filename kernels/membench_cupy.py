@@ -9,7 +9,7 @@ Prints one tab-separated row per case: kind, case, median, min, max, unit, deriv
 Usage: python3 kernels/membench_cupy.py [SECTION ...]   (default: chase streams random)
   chase, streams, random: as above; chase_clean: the DRAM chase after a read-only flush; streams_clean: the streams after a read-only flush (the L2
   left full of clean lines, not dirty ones); l2: read bandwidth of L2-resident buffers (4-40 MiB,
-  read 64 times over in one launch); sms: L2 and DRAM read bandwidth by the number of SMs reading.
+  read 64 times over in one launch); chase_dist: the DRAM chase's per-load latency distribution; sms: L2 and DRAM read bandwidth by the number of SMs reading.
 The simulator's counterparts: `indexsim bench memory` (chase, stream, random patterns).
 """
 import statistics
@@ -46,6 +46,22 @@ extern "C" __global__ void add_stream(const uint4* __restrict__ a, const uint4* 
     uint4 x = __ldcg(a + i), y = __ldcg(b + i);
     c[i] = make_uint4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
   }
+}
+// The dependent chase with each load's latency recorded (SM clocks from issue to use): the
+// distribution shows what delays DRAM reads now and then (refresh, write drains).
+extern "C" __global__ void chase_timed(const unsigned int* __restrict__ next, unsigned int start, int steps,
+                                       unsigned int* lat, unsigned int* out) {
+  __shared__ unsigned int sl[8192];  // steps <= 8192: kept on chip until the chase ends
+  unsigned int i = start;
+  for (int s = 0; s < steps; ++s) {
+    const long long t0 = clock64();
+    i = __ldcg(next + i);
+    sl[s] = i;  // the store waits for the load, and the clock is read after it
+    const long long t1 = clock64();
+    sl[s] = (unsigned int)(t1 - t0);
+  }
+  for (int s = 0; s < steps; ++s) lat[s] = sl[s];
+  out[0] = i;
 }
 // The same read `reps` times over: an L2-resident buffer's bandwidth without a launch per pass.
 extern "C" __global__ void read_repeat(const uint4* __restrict__ a, size_t n, int reps, unsigned int* out) {
@@ -168,6 +184,48 @@ def main():
         m = (mib << 20) // 16
         t = timed(lambda: rrep(grid, block, (a, cp.uint64(m), cp.int32(64), out)), 10)
         row("l2_read", f"{mib}MiB_x64", t, "us", f"{64 * (mib << 20) / t[0] / 1e3:.1f} GB/s")
+
+    # DRAM latency distribution: 12 x 8,192 dependent loads over a cycle of 1 GiB of lines,
+    # after a read-only flush. Per load: SM clocks from issue to use (clock64), in ns at the SM's
+    # clock. Delays that come every few microseconds for a few hundred ns are what refresh does.
+    if "chase_dist" in sections:
+        # Pages in order, the lines of each 2 MiB page in random order: every load misses the L2
+        # (each line once a cycle through 1 GiB) but not the TLB (one page at a time), whose misses
+        # would otherwise delay a quarter of the loads by ~300 ns.
+        lines = (1 << 30) // 128
+        per_page = (2 << 20) // 128
+        pages = lines // per_page
+        within = cp.argsort(rs.random_sample((pages, per_page)), axis=1).astype(cp.uint32)
+        perm = (cp.arange(pages, dtype=cp.uint32)[:, None] * per_page + within).ravel()
+        nxt = cp.zeros(lines * 32, dtype=cp.uint32)
+        nxt[perm * 32] = cp.roll(perm, -1) * 32
+        steps = 8192
+        lat = cp.zeros(steps, dtype=cp.uint32)
+        ctd = mod.get_function("chase_timed")
+        clock_GHz = dev.attributes["ClockRate"] / 1e6  # kHz -> GHz (the SM's peak clock)
+        import numpy as np
+        for rep in range(3):
+            parts = []
+            for launch in range(12):  # 12 chases of 8,192 loads, each from its own page
+                flush_clean()
+                cp.cuda.Device().synchronize()
+                first = int(perm[(rep * 12 + launch) * per_page]) * 32
+                ctd((1,), (1,), (nxt, cp.uint32(first), cp.int32(steps), lat, out))
+                cp.cuda.Device().synchronize()
+                parts.append(cp.asnumpy(lat).astype("float64")[100:] / clock_GHz)
+            ns = np.concatenate(parts)
+            base = float(np.median(ns))
+            slow = ns > base + 150.0
+            t = np.cumsum(ns)
+            starts = t[1:][slow[1:] & ~slow[:-1]]
+            gaps = np.diff(starts)
+            q = np.percentile(ns, [50, 90, 99, 99.9])
+            row("chase_dist", f"1GiB_rep{rep}", (q[0], float(ns.min()), float(ns.max())), "ns/load",
+                f"p90 {q[1]:.0f} p99 {q[2]:.0f} p99.9 {q[3]:.0f} ns; {100 * slow.mean():.2f} % of loads over "
+                f"median+150 ns, their median excess {float(np.median(ns[slow]) - base) if slow.any() else 0:.0f} ns; "
+                f"median gap between slow episodes {float(np.median(gaps)) if len(gaps) else 0:.0f} ns "
+                f"({len(starts)} episodes in {t[-1] / 1e3:.0f} us); SM clock {clock_GHz:.3f} GHz")
+        del nxt, perm, lat
 
     # Bandwidth by the number of SMs reading: one 1,024-thread CTA an SM (a grid of k CTAs lands on
     # k SMs), from the L2 (an 8 MiB buffer, warm, read `reps` times in one launch) and from DRAM (a
