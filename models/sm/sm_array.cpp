@@ -242,6 +242,7 @@ void SmArray::start_cta(uint32_t sm, uint32_t kernel, Tick now) {
   s.threads += threads;
   s.regs += int(r.regs_per_thread) * threads;
   s.smem += r.smem_bytes;
+  s.pipeline_lines += pipeline_lines(r);
   if (r.double_buffered) {
     // Loads and math overlap: the CTA's math occupies the SM's tensor pipe from its start.
     const Tick cs = std::max(now, s.tensor_free);
@@ -269,7 +270,7 @@ void SmArray::begin_requests(uint32_t sm, uint32_t slot, Tick now) {
 
 void SmArray::issue(uint32_t sm, Tick now) {
   Sm& s = sms_[sm];
-  const auto window = uint32_t(p_.max_outstanding_requests);
+  const auto window = std::max(uint32_t(p_.max_outstanding_requests), s.pipeline_lines);
   while (s.lines_in_flight < window && !s.active.empty()) {
     if (s.rr >= s.active.size()) s.rr = 0;
     const uint32_t slot = s.active[s.rr];
@@ -458,6 +459,7 @@ CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
   s.threads -= threads;
   s.regs -= int(r.regs_per_thread) * threads;
   s.smem -= r.smem_bytes;
+  s.pipeline_lines -= pipeline_lines(r);
   if (s.ctas == 0) s.resident_total += now - s.resident_since;
   sl.used = false;
   return {sl.kernel, sm, sl.start, now, sl.bytes_read, sl.bytes_written, sl.requests, k.next >= k.work.ctas, sl.math_bound};

@@ -7,7 +7,10 @@
 //   kernel that no longer fits leaves room for a later one with smaller CTAs.
 // - Window: an SM keeps at most `max_outstanding_requests_per_sm` lines in flight across its CTAs,
 //   interleaving their requests one by one, so that bandwidth follows Little's law. A request holds
-//   as many window entries as lines it spans (a 2 KiB fast-mode chunk holds 16).
+//   as many window entries as lines it spans (a 2 KiB fast-mode chunk holds 16). That window is
+//   the load/store units'; a pipelined (double-buffered) CTA's TMA or cp.async fills its shared-
+//   memory stages ahead of its math, so while such CTAs are resident the window is at least their
+//   stages but the one being read: (pipeline_stages - 1) / pipeline_stages of their shared memory.
 // - Compute: a CTA's math takes the Tensor Core time of its share of the kernel's FLOPs. A
 //   double-buffered kernel reserves the SM's tensor pipe from the CTA's start and runs only the last
 //   stage's math after its data lands; other kernels compute after their loads.
@@ -101,6 +104,7 @@ class SmArray : public Processor {
     std::vector<uint32_t> active;   // slots with requests left to issue
     size_t rr = 0;                  // round-robin position in `active`
     uint32_t lines_in_flight = 0;   // the window counts lines
+    uint32_t pipeline_lines = 0;    // resident CTAs' pipeline_lines(), summed
     int threads = 0, ctas = 0, regs = 0;
     uint64_t smem = 0;
     Tick tensor_free = 0;
@@ -130,6 +134,11 @@ class SmArray : public Processor {
   void start_stores(uint32_t sm, uint32_t slot, Tick now);
   void begin_requests(uint32_t sm, uint32_t slot, Tick now);  // a slot's cursor starts: projected, done or issued
   uint32_t lines_of(uint32_t bytes) const { return (bytes + p_.line_bytes - 1) / p_.line_bytes; }
+  // A pipelined CTA's loads in flight: all its shared-memory stages but the one its math reads.
+  uint32_t pipeline_lines(const trace::KernelRecord& r) const {
+    if (!r.double_buffered) return 0;
+    return lines_of(uint32_t(uint64_t(r.smem_bytes) * uint64_t(p_.pipeline_stages - 1) / uint64_t(p_.pipeline_stages)));
+  }
   void lines_done(uint32_t kernel, uint32_t lines, Tick now);
   uint64_t warm_rest(uint32_t sm, uint32_t slot);
   void project(uint32_t sm, uint32_t slot, Tick now);

@@ -112,6 +112,28 @@ TEST(Replay, LargerWindowReachesTheBusLimit) {
   EXPECT_LE(out.step_ns, bus_ns * 1.03);
 }
 
+TEST(Replay, APipelinedCtaKeepsItsSharedMemoryStagesInFlight) {
+  // The first test's stream, double-buffered with 64 KiB of shared memory a CTA in 4 stages: each
+  // SM keeps 3/4 x 64 KiB = 384 lines in flight, not the 16 of the load/store units' window; by
+  // Little's law 4 x 48 KiB / (100 + 1.28) ns = 1,942 B/ns, above the bus: the bus bounds it,
+  // bytes / 100 B/ns. Without the flag (or with one stage) the window bounds it as before.
+  Rig rig("gpu.pipeline_stages=4");
+  test::FakeMemory mem(100.0, 100.0), mem2(100.0, 100.0), mem3(100.0, 100.0);
+  KernelRecord k = kernel(0, 64);
+  k.smem_bytes = 64 * 1024;
+  const double bytes = 64.0 * 65536, bus_ns = bytes / 100.0;
+  const double window_ns = bytes / (4 * 16 * 128 / (100.0 + 128 / 100.0));
+  KernelRecord pipelined = k;
+  pipelined.double_buffered = true;
+  const auto out = run(rig, {pipelined}, {stream_read(0, 64, 65536)}, mem);
+  EXPECT_GE(out.step_ns, bus_ns);
+  EXPECT_LE(out.step_ns, bus_ns * 1.03);
+  k.double_buffered = false;
+  EXPECT_NEAR(run(rig, {k}, {stream_read(0, 64, 65536)}, mem2).step_ns, window_ns, 0.05 * window_ns);
+  Rig one_stage;  // pipeline_stages 1: no stage is in flight while the math reads the only one
+  EXPECT_NEAR(run(one_stage, {pipelined}, {stream_read(0, 64, 65536)}, mem3).step_ns, window_ns, 0.05 * window_ns);
+}
+
 TEST(Replay, ComputeBoundKernelTakesFlopsOverRate) {
   // 8 CTAs of 2^20 bf16 FLOPs each on 4 SMs at 1024 FLOP/clk, 1 GHz: each SM runs 2 CTAs one after
   // the other on its tensor pipe: 2 x 2^20 / 1024 = 2048 ns.
