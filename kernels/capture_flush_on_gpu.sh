@@ -16,17 +16,7 @@ mkdir -p "$OUTDIR" "$WORK/flush"
 LOG=$OUTDIR/flush.log
 START=$(date +%s)
 BUDGET_S=${CAPTURE_BUDGET_S:-240}
-log() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$LOG"; }
-left() { echo $((BUDGET_S - ($(date +%s) - START))); }
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
-export LD_LIBRARY_PATH PATH=/usr/local/cuda/bin:$PATH
-BIN=$ROOT/build-capture-deps/bin
-if [ ! -x "$BIN/indexsim-capture" ]; then
-  log "FAILED: no staged indexsim-capture (run capture_on_gpu.sh --stage here first)"; exit 1
-fi
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv 2>&1 || true; } >>"$LOG"
+source "$ROOT/kernels/staged_env.sh"  # log, left, the CUDA paths, BIN
 
 status=0
 capture() {  # name, flush mode, seconds allowed, args...

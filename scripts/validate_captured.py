@@ -35,13 +35,7 @@ def main():
     for i, t in enumerate(traces):
         name = os.path.basename(t)[:-4]
         print(f"[{i + 1}/{len(traces)}] {name}", file=sys.stderr, flush=True)
-        cmd = [a.exe, "validate", "--trace", t, "--hardware", a.hardware, "--json"]
-        for s in a.set:
-            cmd += ["--set", s]
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        if out.returncode != 0:
-            sys.exit(f"validate_captured: {name}: {out.stderr.strip()}")
-        v = json.loads(out.stdout)
+        v = run_validate(a, t)
         per_trace.append((name, v["mape"], len(v["kernels"])))
         for k in v["kernels"]:
             by_kind[k["kind"]].append(abs(k["error"]))
@@ -89,13 +83,14 @@ def main():
 
 
 def run_validate(a, trace):
+    """`indexsim validate --trace` on one trace: its JSON (kernels, mape)."""
     cmd = [a.exe, "validate", "--trace", trace, "--hardware", a.hardware, "--json"]
     for s in a.set:
         cmd += ["--set", s]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"validate_captured: {os.path.basename(trace)}: {out.stderr.strip()}")
-    return {k["name"]: k for k in json.loads(out.stdout)["kernels"]}
+    return json.loads(out.stdout)
 
 
 def flush_pairs(a):
@@ -107,7 +102,7 @@ def flush_pairs(a):
             continue
         name = os.path.basename(w)[:-len("_flushwrite.itr")]
         print(f"[flush] {name}", file=sys.stderr, flush=True)
-        kw, kr = run_validate(a, w), run_validate(a, r)
+        kw, kr = ({k["name"]: k for k in run_validate(a, t)["kernels"]} for t in (w, r))
         for k in kw:
             if k in kr:
                 rows.append((name, k, kw[k]["events_ns"] / 1e3, kr[k]["events_ns"] / 1e3,
