@@ -41,7 +41,9 @@ uint64_t capture_dirty_flush_bytes(const nlohmann::json& meta, const std::string
   const auto timing = meta.find("timing");
   if (timing == meta.end() || !timing->is_object()) return 0;
   const auto mode = timing->find("l2_flush_mode"), mib = timing->find("l2_flush_MiB");
-  if (mode != timing->end() && *mode != "write") return 0;  // "read": clean lines; none recorded: a memset
+  if (mode != timing->end() && *mode != "write" && *mode != "read")
+    throw std::invalid_argument("trace metadata timing.l2_flush_mode: " + mode->dump() + " is not write or read");
+  if (mode != timing->end() && *mode == "read") return 0;  // clean lines; none recorded: a memset
   if (mib == timing->end()) return 0;
   // A corrupt header is refused by name, not turned into a petabyte tensor.
   if (!mib->is_number_integer() || mib->get<int64_t>() < 0 || mib->get<int64_t>() > (int64_t(1) << 24))

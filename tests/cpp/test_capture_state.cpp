@@ -79,18 +79,21 @@ TEST(CaptureState, AnUnknownStartIsRefusedByName) {
   }
 }
 
-TEST(CaptureState, ACorruptFlushSizeIsRefusedByName) {
-  for (const nlohmann::json& bad : {nlohmann::json("lots"), nlohmann::json(-1), nlohmann::json(uint64_t(1) << 40)}) {
+TEST(CaptureState, ACorruptFlushIsRefusedByName) {
+  const std::pair<const char*, nlohmann::json> cases[] = {
+      {"l2_flush_MiB", "lots"}, {"l2_flush_MiB", -1}, {"l2_flush_MiB", uint64_t(1) << 40},
+      {"l2_flush_mode", "memset"}, {"l2_flush_mode", 1}};
+  for (const auto& [key, bad] : cases) {
     trace::TraceData td = captured_read(uint64_t(1) << 20, nullptr);
-    td.metadata["timing"]["l2_flush_MiB"] = bad;
+    td.metadata["timing"][key] = bad;
     sim::RunSpec s;
     s.hardware = "h200";
     s.trace_data = &td;
     try {
       sim::simulate(s);
-      FAIL() << "l2_flush_MiB " << bad.dump() << " was accepted";
+      FAIL() << key << " " << bad.dump() << " was accepted";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("timing.l2_flush_MiB"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("timing.") + key), std::string::npos) << e.what();
     }
   }
 }
