@@ -50,7 +50,8 @@ def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[
     decode, chunk (one prefill chunk) or prefill (the whole prefill: time to first token)),
     fast, reuse (False: simulate repeated kernels too), steps (N consecutive decode steps on one
     hardware state; the result is the last's), sets (a list of "hardware.a.b=v" or a mapping path → value), timeline,
-    engine ("native", the default, or "systemc": the same results, through TLM-2.0 sockets)."""
+    engine ("native", the default, or "systemc": the same results, through TLM-2.0 sockets), l2_start
+    ("capture", the default: a captured trace starts from the L2 its capture's flush left; "clean")."""
     c: Dict[str, Any] = dict(config or {})
     c.update(kwargs)
     step = dict(c.pop("step", {}) or {})
@@ -83,6 +84,9 @@ def run_args(config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> List[
     engine = str(c.pop("engine", "native"))
     if engine != "native":
         args += ["--engine", engine]
+    l2_start = str(c.pop("l2_start", "capture"))
+    if l2_start != "capture":
+        args += ["--l2-start", l2_start]
     if c.get("timeline"):
         args += ["--timeline", str(c.pop("timeline"))]
     c.pop("timeline", None)

@@ -204,3 +204,17 @@ def test_run_engine_systemc_gives_the_native_result_under_another_key(exe):
     assert sc.step_us == native.step_us
     assert sc.config["engine"] == "systemc" and "engine" not in native.config
     assert sc.key != native.key
+
+
+def test_run_l2_start_clean_replays_a_captured_trace_from_an_empty_l2(exe):
+    # l2_start="clean" passes --l2-start clean: the 4 MiB copy no longer writes back the dirty lines
+    # of its capture's memset flush, so it is faster, and the run's config no longer records the start.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    trace = os.path.join(root, "traces", "captured", "copy_4MiB.itr")
+    assert run_args(hardware="h200", trace=trace, l2_start="clean")[-2:] == ["--l2-start", "clean"]
+    assert "--l2-start" not in run_args(hardware="h200", trace=trace)
+    capture = indexsim.run(hardware="h200", trace=trace)
+    clean = indexsim.run(hardware="h200", trace=trace, l2_start="clean")
+    assert clean.step_us < capture.step_us
+    assert capture.config["l2_start"]["dirty_flush_MiB"] == 256 and "l2_start" not in clean.config
+
