@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/capture/l2_flush.hpp"
 #include "kernels/capture/options.hpp"
 #include "kernels/cpu/numeric.hpp"
 #include "kernels/kernels.hpp"
@@ -464,31 +465,13 @@ int main(int argc, char** argv) try {
   // Timing: warm-up, then `reps` repetitions of the whole sequence with an event between kernels.
   cudaStream_t stream;
   k::check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  void* flush = nullptr;
-  uint32_t* flush_sums = nullptr;
-  k::Plan flush_reads;
-  if (o.flush_MiB) {
-    const uint64_t fb = o.flush_MiB << 20;
-    k::check(cudaMalloc(&flush, fb), "cudaMalloc flush");
-    if (o.flush_mode == "read") {
-      k::check(cudaMemset(flush, 0x5a, fb), "cudaMemset flush");
-      k::check(cudaMalloc(&flush_sums, (fb / k::kStreamCtaBytes + 1) * 4), "cudaMalloc flush sums");
-      flush_reads = k::plan_read(flush_sums, flush, fb);
-    }
-  }
-  // Before each repetition the L2 holds none of the step's data: a memset leaves it full of the
-  // flush buffer's dirty lines (later misses write them back), a read pass full of clean ones.
-  const auto flush_l2 = [&](int value) {
-    if (!flush) return;
-    if (flush_reads.empty()) k::check(cudaMemsetAsync(flush, value & 0xff, o.flush_MiB << 20, stream), "L2 flush");
-    for (auto& st : flush_reads) st.launch(stream, nullptr);
-  };
+  const indexsim::capture::L2Flush flush_l2(o.flush_MiB, o.flush_mode);  // before each repetition
   const size_t m = caps.size();
   std::vector<cudaEvent_t> ev(m + 1);
   for (auto& e : ev) k::check(cudaEventCreate(&e), "cudaEventCreate");
   std::vector<std::vector<double>> times(m);
   for (int r = 0; r < o.warmup + o.reps; ++r) {
-    flush_l2(r);
+    flush_l2(stream, r);
     k::check(cudaEventRecord(ev[0], stream), "cudaEventRecord");
     for (size_t i = 0; i < m; ++i) {
       caps[i].step.launch(stream, nullptr);
@@ -511,7 +494,7 @@ int main(int argc, char** argv) try {
       k::check(cudaMalloc(&stamp_bufs[i], bytes), "cudaMalloc stamps");
       k::check(cudaMemset(stamp_bufs[i], 0, bytes), "cudaMemset stamps");
     }
-  flush_l2(0x5a);
+  flush_l2(stream, 0x5a);
   for (size_t i = 0; i < m; ++i) caps[i].step.launch(stream, stamp_bufs[i]);
   k::check(cudaStreamSynchronize(stream), "stamped run");
   std::vector<std::vector<k::CtaStamp>> stamps(m);
@@ -597,8 +580,6 @@ int main(int argc, char** argv) try {
   }
   wr.close();
   for (auto* p : stamp_bufs) cudaFree(p);
-  if (flush) cudaFree(flush);
-  if (flush_sums) cudaFree(flush_sums);
   std::cerr << "indexsim-capture: wrote " << o.out << " (" << m << " kernels)\n";
   return 0;
 } catch (const std::exception& e) {

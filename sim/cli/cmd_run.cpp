@@ -12,6 +12,7 @@
 #include "sim/cli/report.hpp"
 #include "sim/core/progress.hpp"
 #include "sim/engine/prefill.hpp"
+#include "sim/engine/capture_state.hpp"
 #include "sim/engine/simulation.hpp"
 
 namespace indexsim::cli {
@@ -94,8 +95,7 @@ sim::RunSpec parse_run_spec(const Cli& ap) {
   if (spec.engine != "native" && spec.engine != "systemc")
     throw std::invalid_argument("--engine must be native or systemc, not '" + spec.engine + "'");
   spec.l2_start = ap.value("--l2-start", spec.l2_start);
-  if (spec.l2_start != "capture" && spec.l2_start != "clean")
-    throw std::invalid_argument("--l2-start must be capture or clean, not '" + spec.l2_start + "'");
+  sim::check_l2_start(spec.l2_start);  // before any work
   spec.steps = ap.u32("--steps", 1);
   spec.max_line_requests = ap.f64("--max-line-requests", spec.max_line_requests);
   if (spec.steps == 0 || spec.steps > 1000) throw std::invalid_argument("--steps must be between 1 and 1000");

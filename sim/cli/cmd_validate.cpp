@@ -13,6 +13,7 @@
 #include "sim/cli/cli.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
+#include "sim/engine/capture_state.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/validate.hpp"
 #include "sim/core/paths.hpp"
@@ -84,8 +85,7 @@ int validate_cmd(const Args& args) {
   spec.sets = cli.values("--set");
   spec.fast = cli.has("--fast");
   spec.l2_start = cli.value("--l2-start", spec.l2_start);
-  if (spec.l2_start != "capture" && spec.l2_start != "clean")
-    throw std::invalid_argument("--l2-start must be capture or clean, not '" + spec.l2_start + "'");
+  sim::check_l2_start(spec.l2_start);  // before any work
   const std::string db = cli.value("--db");
   const bool json = cli.has("--json");
   const auto store = open_store(db);

@@ -13,6 +13,7 @@
 #include "models/external/tlm_region.hpp"
 #include "sim/core/config_load.hpp"
 #include "sim/core/version.hpp"
+#include "sim/engine/capture_state.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/roofline.hpp"
 #include "sim/engine/systemc.hpp"
@@ -31,40 +32,6 @@ using config::Document;
 using trace::TensorClass;
 
 namespace {
-
-// The bytes of a memset flush whose dirty lines the capture left in the L2 before each repetition
-// (RunSpec::l2_start); 0 for a clean start.
-uint64_t capture_dirty_flush_bytes(const nlohmann::json& meta, const std::string& l2_start) {
-  if (l2_start != "capture" && l2_start != "clean")
-    throw std::invalid_argument("l2_start must be capture or clean, not '" + l2_start + "'");
-  if (l2_start == "clean" || !meta.is_object() || meta.value("source", std::string()) != "captured") return 0;
-  const auto timing = meta.find("timing");
-  if (timing == meta.end() || !timing->is_object()) return 0;
-  const auto mode = timing->find("l2_flush_mode"), mib = timing->find("l2_flush_MiB");
-  if (mode != timing->end() && *mode != "write" && *mode != "read")
-    throw std::invalid_argument("trace metadata timing.l2_flush_mode: " + mode->dump() + " is not write or read");
-  if (mode != timing->end() && *mode == "read") return 0;  // clean lines; none recorded: a memset
-  if (mib == timing->end()) return 0;
-  // A corrupt header is refused by name, not turned into a petabyte tensor.
-  if (!mib->is_number_integer() || mib->get<int64_t>() < 0 || mib->get<int64_t>() > (int64_t(1) << 24))
-    throw std::invalid_argument("trace metadata timing.l2_flush_MiB: " + mib->dump() +
-                                " is not a flush size in MiB (0 to 16777216)");
-  return mib->get<uint64_t>() << 20;
-}
-
-// Leaves the L2 as a memset of `bytes` at `base` does: written in order, the last lines dirty.
-void warm_dirty(model::MemoryDevice& memory, uint64_t base, uint64_t bytes, uint32_t line) {
-  model::MemRequest r;
-  r.write = true;
-  r.tag = uint8_t(1 + int(trace::TensorClass::scratch));
-  for (uint64_t off = 0; off < bytes; off += line) {
-    r.addr = base + off;
-    r.bytes = uint32_t(std::min<uint64_t>(line, bytes - off));
-    memory.warm(r);
-  }
-}
-
-constexpr const char* kFlushTensor = "capture.l2_flush";
 
 struct Loaded {
   std::shared_ptr<Document> hw, wl, tech;
@@ -215,13 +182,12 @@ Loaded load(const RunSpec& spec, ScRun* sc = nullptr) {
   if (spec.steps > 1) L.config["steps"] = spec.steps;  // only then: one-step runs keep their keys
   // A captured trace's measurements started from the L2 its flush left (only then: other runs keep
   // their keys).
+  check_l2_start(spec.l2_start);
   if (!L.have_shape) {
     const nlohmann::json meta = spec.build_trace ? L.built.metadata
                                 : spec.trace_data ? spec.trace_data->metadata
                                                   : trace::Reader(spec.trace).metadata();
     L.flush_bytes = capture_dirty_flush_bytes(meta, spec.l2_start);
-  } else {
-    capture_dirty_flush_bytes({}, spec.l2_start);  // the value checked all the same
   }
   if (L.flush_bytes)
     L.config["l2_start"] = {{"dirty_flush_MiB", L.flush_bytes >> 20}, {"from", "the capture's memset L2 flush"}};
@@ -363,15 +329,7 @@ RunResult simulate(const RunSpec& spec) {
   }
   // The capture's flush buffer is one more tensor, its dirty lines warmed into the L2 before the
   // first step (below).
-  const uint64_t flush_bytes = L.flush_bytes;
-  if (flush_bytes) {
-    trace::TensorRecord t;
-    t.id = uint32_t(td.tensors.size());
-    t.name = kFlushTensor;
-    t.cls = trace::TensorClass::scratch;
-    t.bytes = flush_bytes;
-    td.tensors.push_back(t);
-  }
+  const uint32_t flush_tensor = L.flush_bytes ? add_flush_tensor(td, L.flush_bytes) : 0;
   Workload w(td.metadata, td.tensors, td.kernels, td.accesses);
   nlohmann::json report = nlohmann::json::object();
   TechniqueContext ctx{L.have_shape ? &L.shape : nullptr, &L.placement, &report, uint32_t(L.machine.processors.size()),
@@ -423,10 +381,7 @@ RunResult simulate(const RunSpec& spec) {
   opt.keep_segments = spec.kept_segments != nullptr;
   std::vector<model::Processor*> procs;
   for (const auto& p : L.machine.processors) procs.push_back(p.get());
-  if (flush_bytes)
-    for (size_t t = 0; t < w.tensors().size(); ++t)
-      if (w.tensors()[t].name == kFlushTensor)
-        warm_dirty(*L.memory, pl.address[t], flush_bytes, L.machine.main().line_bytes());
+  if (L.flush_bytes) warm_dirty(*L.memory, pl.address[flush_tensor], L.flush_bytes, L.machine.main().line_bytes());
   // Consecutive steps: each replay starts where the last ended, on the state it left. Only the last
   // keeps its timeline and memos; the memory statistics before it give its own hit rates.
   ReplayOutput out;
