@@ -8,10 +8,11 @@ repetitions; the L2 is flushed by a 256 MiB write before each timed stream repet
 Prints one tab-separated row per case: kind, case, median, min, max, unit, derived figure.
 Usage: python3 kernels/membench_cupy.py [SECTION ...]   (default: chase streams random)
   chase, streams, random: as above; chase_clean: the DRAM chase after a read-only flush; streams_clean: the streams after a read-only flush (the L2
-  left full of clean lines, not dirty ones); l2: read bandwidth of L2-resident buffers (4-40 MiB,
+  left full of clean lines, not dirty ones); l2_policy: which lines the L2 keeps (below); l2: read bandwidth of L2-resident buffers (4-40 MiB,
   read 64 times over in one launch); chase_dist: the DRAM chase's per-load latency distribution; sms: L2 and DRAM read bandwidth by the number of SMs reading.
 The simulator's counterparts: `indexsim bench memory` (chase, stream, random patterns).
 """
+import os
 import statistics
 import sys
 
@@ -72,6 +73,24 @@ extern "C" __global__ void read_repeat(const uint4* __restrict__ a, size_t n, in
       acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
   if (acc == 0x12345678u) out[0] = acc;
+}
+// The L2 replacement probe's kernels: a read and a write named apart from the streams', so that
+// Nsight Compute can pick them out (--kernel-name regex:l2p_), and a one-thread idle wait.
+extern "C" __global__ void l2p_read(const uint4* __restrict__ a, size_t n, unsigned int* out) {
+  unsigned int acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 v = __ldcg(a + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x12345678u) out[0] = acc;
+}
+extern "C" __global__ void l2p_write(uint4* __restrict__ a, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    a[i] = make_uint4((unsigned)i, 4u, 5u, 6u);
+}
+extern "C" __global__ void idle_wait(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {}
 }
 // Each group of `piece16` threads reads one piece of 16·piece16 bytes at a pseudo-random
 // piece-aligned place (a hash of the piece number) among `span_pieces`; `pieces` pieces in all.
@@ -238,6 +257,50 @@ def main():
         row("l2_read_sms", f"{k}SMs_8MiB_x{reps}", t, "us", f"{reps * (8 << 20) / t[0] / 1e3:.1f} GB/s")
         t = timed(lambda: rd((k,), (1024,), (a, cp.uint64(n), out)), 5, flush_clean)
         row("dram_read_sms", f"{k}SMs_1GiB", t, "us", f"{(1 << 30) / t[0] / 1e3:.1f} GB/s")
+
+    # Which lines the L2 keeps. After either flush (memset: the L2 full of dirty lines; read: full of
+    # clean ones), optionally 100 us idle, a buffer Y of 8/32/48 MiB (L2P_SIZES_MIB) is read, or written then read,
+    # or read then read; the last read is the probe (kernel l2p_read). An LRU L2 of 60 MB keeps
+    # all of Y in the second and third cases, and the first case's probe writes back as many dirty
+    # bytes as it brings in. `l2_policy` times the probe (median of 7 sequences); `l2_policy_ncu`
+    # runs each sequence once, for Nsight Compute in application replay (DRAM bytes and L2 hits
+    # per l2p_ kernel, in launch order: the printed rows name them).
+    pol = [sec for sec in ("l2_policy", "l2_policy_ncu") if sec in sections]
+    if pol:
+        prd, pwr, idle = (mod.get_function(f) for f in ("l2p_read", "l2p_write", "idle_wait"))
+        clock_kHz = dev.attributes["ClockRate"]
+        for mib in [int(x) for x in os.environ.get("L2P_SIZES_MIB", "8,32,48").split(",")]:
+            m = (mib << 20) // 16
+            probe = (lambda m=m: prd(grid, block, (a, cp.uint64(m), out)))
+            preps = {"read": probe, "write_read": lambda m=m: pwr(grid, block, (a, cp.uint64(m))),
+                     "read_read": lambda m=m: prd(grid, block, (a, cp.uint64(m), out))}
+            for fname, f in (("memset", flush), ("readflush", flush_clean)):
+                for case, prep in preps.items():
+                    for idle_us in ((0, 100) if case == "read" else (0,)):
+                        def seq(f=f, prep=prep, case=case, idle_us=idle_us):
+                            f()
+                            if idle_us:
+                                idle((1,), (1,), (cp.int64(idle_us * clock_kHz // 1000),))
+                            if case != "read":
+                                prep()
+                        name = f"{fname}_{case}_idle{idle_us}us_{mib}MiB"
+                        if "l2_policy_ncu" in pol:
+                            seq()
+                            probe()
+                            cp.cuda.Device().synchronize()
+                            print(f"# l2p sequence {name}: {'prep, ' if case != 'read' else ''}probe", flush=True)
+                        else:
+                            times = []
+                            for _ in range(7):
+                                seq()
+                                s_, e_ = cp.cuda.Event(), cp.cuda.Event()
+                                s_.record()
+                                probe()
+                                e_.record()
+                                e_.synchronize()
+                                times.append(cp.cuda.get_elapsed_time(s_, e_) * 1000.0)
+                            t = (statistics.median(times), min(times), max(times))
+                            row("l2_policy", name, t, "us", f"{(mib << 20) / t[0] / 1e3:.1f} GB/s")
 
     # Random reads of whole pieces over 4 GiB (the 1 GiB `a` reused 4x is not enough: a new buffer).
     if "random" not in sections:
