@@ -8,7 +8,7 @@ repetitions; the L2 is flushed by a 256 MiB write before each timed stream repet
 Prints one tab-separated row per case: kind, case, median, min, max, unit, derived figure.
 Usage: python3 kernels/membench_cupy.py [SECTION ...]   (default: chase streams random)
   chase, streams, random: as above; chase_clean: the DRAM chase after a read-only flush; streams_clean: the streams after a read-only flush (the L2
-  left full of clean lines, not dirty ones); l2_policy: which lines the L2 keeps (below); l2: read bandwidth of L2-resident buffers (4-40 MiB,
+  left full of clean lines, not dirty ones); l2_policy, l2_policy_ncu, l2_stride_ncu: which lines the L2 keeps (below); l2: read bandwidth of L2-resident buffers (4-40 MiB,
   read 64 times over in one launch); chase_dist: the DRAM chase's per-load latency distribution; sms: L2 and DRAM read bandwidth by the number of SMs reading.
 The simulator's counterparts: `indexsim bench memory` (chase, stream, random patterns).
 """
@@ -87,6 +87,16 @@ extern "C" __global__ void l2p_read(const uint4* __restrict__ a, size_t n, unsig
 extern "C" __global__ void l2p_write(uint4* __restrict__ a, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
     a[i] = make_uint4((unsigned)i, 4u, 5u, 6u);
+}
+// Whole 128 B lines `stride` lines apart, eight threads a line: how the L2 spreads a strided buffer.
+extern "C" __global__ void l2p_read_strided(const uint4* __restrict__ a, size_t lines, size_t stride,
+                                            unsigned int* out) {
+  unsigned int acc = 0;
+  for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < lines * 8; t += (size_t)gridDim.x * blockDim.x) {
+    uint4 v = __ldcg(a + (t / 8) * stride * 8 + t % 8);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x12345678u) out[0] = acc;
 }
 extern "C" __global__ void idle_wait(long long cycles) {
   const long long t0 = clock64();
@@ -301,6 +311,24 @@ def main():
                                 times.append(cp.cuda.get_elapsed_time(s_, e_) * 1000.0)
                             t = (statistics.median(times), min(times), max(times))
                             row("l2_policy", name, t, "us", f"{(mib << 20) / t[0] / 1e3:.1f} GB/s")
+
+    # Strided buffers read twice after a read-only flush (l2_stride_ncu, for Nsight Compute: the
+    # second read's DRAM bytes say how much of it the L2 kept): 24 and 40 MiB of whole lines, 1 to
+    # 1,024 lines apart. A set index that spreads contiguous lines evenly may or may not spread strides.
+    if "l2_stride_ncu" in sections:
+        srd = mod.get_function("l2p_read_strided")
+        big = cp.ones((8 << 30) // 4, dtype=cp.uint32)
+        for mib in (24, 40):
+            lines = (mib << 20) // 128
+            for stride in (1, 2, 4, 8, 16, 32, 64, 96, 128, 256, 512, 1024):
+                if lines * stride * 128 > (8 << 30):
+                    continue
+                flush_clean()
+                for _ in range(2):
+                    srd(grid, block, (big, cp.uint64(lines), cp.uint64(stride), out))
+                cp.cuda.Device().synchronize()
+                print(f"# l2p sequence readflush_strided{stride}_read_read_idle0us_{mib}MiB: prep, probe", flush=True)
+        del big
 
     # Random reads of whole pieces over 4 GiB (the 1 GiB `a` reused 4x is not enough: a new buffer).
     if "random" not in sections:
