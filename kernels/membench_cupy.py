@@ -9,7 +9,7 @@ Prints one tab-separated row per case: kind, case, median, min, max, unit, deriv
 Usage: python3 kernels/membench_cupy.py [SECTION ...]   (default: chase streams random)
   chase, streams, random: as above; chase_clean: the DRAM chase after a read-only flush; streams_clean: the streams after a read-only flush (the L2
   left full of clean lines, not dirty ones); l2_policy, l2_policy_ncu, l2_stride_ncu: which lines the L2 keeps (below); l2: read bandwidth of L2-resident buffers (4-40 MiB,
-  read 64 times over in one launch); chase_dist: the DRAM chase's per-load latency distribution; sms: L2 and DRAM read bandwidth by the number of SMs reading.
+  read 64 times over in one launch); chase_dist: the DRAM chase's per-load latency distribution; chase_l2_dist: the same for warm L2 hits; sms: L2 and DRAM read bandwidth by the number of SMs reading.
 The simulator's counterparts: `indexsim bench memory` (chase, stream, random patterns).
 """
 import os
@@ -255,6 +255,32 @@ def main():
                 f"median gap between slow episodes {float(np.median(gaps)) if len(gaps) else 0:.0f} ns "
                 f"({len(starts)} episodes in {t[-1] / 1e3:.0f} us); SM clock {clock_GHz:.3f} GHz")
         del nxt, perm, lat
+
+    # L2 hit latency by load, one thread on one SM, warm: a random cycle over whole lines of a 1 or
+    # 8 MiB working set, walked three times, the last walk's loads timed (chase_timed). Whether the
+    # hits split into a near and a far class, or the far lines' copies make them all near.
+    if "chase_l2_dist" in sections:
+        import numpy as np
+        ctd = mod.get_function("chase_timed")
+        clock_GHz = dev.attributes["ClockRate"] / 1e6
+        lat = cp.zeros(8192, dtype=cp.uint32)
+        for mib in (1, 8):
+            lines = (mib << 20) // 128
+            perm = cp.argsort(rs.random_sample(lines)).astype(cp.uint32)
+            nxt = cp.zeros(lines * 32, dtype=cp.uint32)
+            nxt[perm * 32] = cp.roll(perm, -1) * 32
+            steps = min(8192, lines)
+            flush_clean()
+            for walk in range(3):  # each walk starts where the last ended; the last one is timed
+                ctd((1,), (1,), (nxt, cp.uint32(int(perm[0]) * 32), cp.int32(steps), lat, out))
+            cp.cuda.Device().synchronize()
+            ns = cp.asnumpy(lat[:steps]).astype("float64")[16:] / clock_GHz
+            q = np.percentile(ns, [5, 25, 50, 75, 95])
+            hist, edges = np.histogram(ns, bins=np.arange(60.0, 400.0, 10.0))
+            row("chase_l2_dist", f"{mib}MiB_warm", (q[2], float(ns.min()), float(ns.max())), "ns/load",
+                f"p5 {q[0]:.0f} p25 {q[1]:.0f} p75 {q[3]:.0f} p95 {q[4]:.0f} ns; 10-ns bins from 60 ns: "
+                + " ".join(str(int(h)) for h in hist) + f"; SM clock {clock_GHz:.3f} GHz")
+            del nxt, perm
 
     # Bandwidth by the number of SMs reading: one 1,024-thread CTA an SM (a grid of k CTAs lands on
     # k SMs), from the L2 (an 8 MiB buffer, warm, read `reps` times in one launch) and from DRAM (a

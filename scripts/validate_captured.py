@@ -3,8 +3,8 @@
 """Every captured trace of traces/captured/ against the model: `indexsim validate --trace` on each,
 the error of every kernel against its in-kernel time (CTA stamps), MAPE per trace and per kernel
 kind over all of them; then the pairs of traces/captured/flush/ (the same step captured after a memset
-and after a read-only L2 flush): what the flush's dirty lines cost each kernel, measured and simulated.
-Writes a Markdown table (default docs/validation-captured.md).
+and after a read-only L2 flush): what the flush's dirty lines cost each kernel, measured and simulated;
+then how much of a buffer read twice the L2 keeps (scripts/l2_reread.py). Writes a Markdown table (default docs/validation-captured.md).
 
   python3 scripts/validate_captured.py [--hardware h200] [--set K=V ...] [--markdown FILE] [--no-markdown]
 """
@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 from collections import defaultdict
+
+import l2_reread
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -75,6 +77,20 @@ def main():
                "| step | kernel | measured memset us | measured read us | measured cost us | simulated cost us |",
                "|---|---|---:|---:|---:|---:|"]
         md += [f"| {n} | {k} | {mw:.3f} | {mr:.3f} | {mw - mr:+.3f} | {sw - sr:+.3f} |" for n, k, mw, mr, sw, sr in flush_rows]
+    md += ["", "## The L2 keeps copies across its partitions", "",
+           "`kernels/membench_cupy.py l2_policy_ncu` and `l2_stride_ncu` under Nsight Compute",
+           "(`traces/captured/ncu/ncu_l2_policy*.csv`, `ncu_l2_stride.csv`): all SMs read a buffer after a read-only",
+           "flush, then read it again; the share of the second read that comes from DRAM. A cold read makes 1.50",
+           "L2 lookups per byte and a re-read 1.25: a read from the partition that is not the line's home looks",
+           "in its own partition first and leaves a copy there (`l2.replicate_far_reads`), so a buffer read from",
+           "both partitions holds up to 1.5 ways a line. Simulated: the same two passes replayed by",
+           "`bench memory --target system` (`python3 scripts/l2_reread.py`), with the preset, without the copies,",
+           "and without the copies and with hashed sets (`l2.set_index`: the model before these measurements).", ""]
+    print("[l2] buffers read twice", file=sys.stderr, flush=True)
+    md += l2_reread.table(a.exe, a.hardware)
+    md += ["", "Whole lines a stride apart (the preset's `block_permutation` spreads a contiguous buffer evenly and",
+           "scatters strides like a hash):", ""]
+    md += l2_reread.stride_table(a.exe, a.hardware)
     tmp = a.markdown + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(md) + "\n")

@@ -21,14 +21,19 @@ L2Params L2Params::from(const config::Node& n) {
   p.hit_latency_near_cycles = n.req<uint32_t>("hit_latency_near_cycles", Rule::positive());
   p.hit_latency_far_cycles = n.req<uint32_t>("hit_latency_far_cycles", Rule::positive());
   p.miss_latency_cycles = n.req<uint32_t>("miss_latency_cycles", Rule::non_negative());
+  p.replicate_far_reads = n.req<bool>("replicate_far_reads");
   p.slice_bandwidth_Bpc = n.req<double>("slice_bandwidth_Bpc", Rule::positive());
   p.mshrs_per_slice = n.req<uint32_t>("mshrs_per_slice", Rule::positive());
   p.queue_depth_per_slice = n.req<uint32_t>("queue_depth_per_slice", Rule::positive());
   p.replacement = n.req<std::string>("replacement", Rule::choice(ReplacementRegistry::instance().names()));
+  p.set_index = n.req<std::string>("set_index", Rule::choice({"hashed", "block_permutation"}));
   if (p.ways > kMaxReplacementWays) n.fail("ways", std::to_string(p.ways), "must be <= " + std::to_string(kMaxReplacementWays));
   if (p.sector_B > p.line_B || p.line_B / p.sector_B > 8)
     n.fail("sector_B", std::to_string(p.sector_B), "must divide line_B into 1 to 8 sectors");
   if (p.partitions > p.slices) n.fail("partitions", std::to_string(p.partitions), "must be <= slices");
+  if (p.replicate_far_reads && p.slices % p.partitions != 0)
+    n.fail("partitions", std::to_string(p.partitions),
+           "must divide slices (" + std::to_string(p.slices) + ") when replicate_far_reads is true");
   const uint64_t per_set_slice = uint64_t{p.line_B} * p.ways * p.slices;
   if (p.capacity_bytes() % per_set_slice != 0 || p.capacity_bytes() < per_set_slice)
     n.fail("capacity_MiB", std::to_string(p.capacity_MiB),
@@ -46,6 +51,16 @@ L2Cache::L2Cache(const L2Params& p)
       first_smallest_(policy_->evicts_first_smallest()) {
   for (uint32_t s = 0; s < p_.slices; ++s)
     for (uint32_t m = p_.mshrs_per_slice; m-- > 0;) slices_[s].free_mshrs.push_back(s * p_.mshrs_per_slice + m);
+  if (p_.set_index == "block_permutation") {
+    // One fixed shuffle of the cache's sets (Fisher-Yates driven by splitmix64, not <random>, whose
+    // shuffles differ between standard libraries): the same on every machine.
+    const uint64_t n = uint64_t{p_.slices} * sets_;
+    block_perm_.resize(n);
+    for (uint64_t i = 0; i < n; ++i) block_perm_[i] = static_cast<uint32_t>(i);
+    uint64_t x = 0x1f2e3d4c5b6a7988ull;
+    for (uint64_t i = n; i > 1; --i) std::swap(block_perm_[i - 1], block_perm_[mix64(++x) % i]);
+    by_all_sets_ = FastDiv(n);
+  }
 }
 
 template <class T>
@@ -61,10 +76,25 @@ uint32_t L2Cache::take(std::vector<T>& pool, std::vector<uint32_t>& free, const 
 }
 
 L2Cache::SetRef L2Cache::set_of(uint64_t line) const {
-  const uint64_t h = mix64(line);
+  uint64_t h;
+  if (block_perm_.empty()) {
+    h = mix64(line);
+  } else {  // block_permutation: the line's place in its block of n, turned by the block's offset
+    const uint64_t g = by_all_sets_.div(line);
+    uint64_t i = line - g * block_perm_.size() + by_all_sets_.mod(mix64(g));
+    if (i >= block_perm_.size()) i -= block_perm_.size();
+    h = block_perm_[i];
+  }
   const uint64_t q = by_slices_.div(h);
   const auto slice = static_cast<uint32_t>(h - q * p_.slices);
   const auto set = static_cast<uint32_t>(by_sets_.mod(q));
+  return {slice, (slice * sets_ + set) * p_.ways};
+}
+
+L2Cache::SetRef L2Cache::copy_set(SetRef home, uint32_t partition) const {
+  const uint32_t per = p_.slices / p_.partitions;
+  const uint32_t slice = partition * per + home.slice % per;
+  const uint32_t set = home.base / p_.ways - home.slice * sets_;
   return {slice, (slice * sets_ + set) * p_.ways};
 }
 
@@ -94,7 +124,26 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   // slice and its set: a 2 KiB request has 16 lines, and hashing inside the pairwise count was a
   // twentieth of a run.
   line_sets_.clear();
-  for (uint64_t l = first; l <= last; ++l) line_sets_.push_back(set_of(l));
+  line_copy_.clear();
+  const uint32_t partition = req.source % p_.partitions;
+  for (uint64_t l = first; l <= last; ++l) {
+    const SetRef home = set_of(l);
+    // A far read asks its own partition's copy set first. The tags are looked up as the request
+    // arrives, apart from the slice's data pipeline: only a read the copy serves waits in that
+    // slice's queue; a miss goes on to the home slice without a second wait (measured: a far hit
+    // costs hit_latency_far_cycles, whichever way it went).
+    uint8_t copy = kHome;
+    SetRef at = home;
+    if (p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition) {
+      const SetRef c = copy_set(home, partition);
+      const uint32_t found = find(c.base, l);
+      const bool whole = found != kNone && (sector_mask(req, l) & ~lines_[found].valid) == 0;
+      copy = whole ? kCopyHit : kCopyMiss;
+      if (whole) at = c;
+    }
+    line_sets_.push_back(at);
+    line_copy_.push_back(copy);
+  }
   for (size_t i = 0; i < line_sets_.size(); ++i) {
     uint32_t extra = 0;
     for (size_t j = 0; j <= i; ++j) extra += line_sets_[j].slice == line_sets_[i].slice;
@@ -111,8 +160,9 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     // for them now, so that the lookup does not wait on memory (it was nearly all of find()'s time).
     const char* set = reinterpret_cast<const char*>(&lines_[base]);
     for (size_t b = 0; b < size_t{p_.ways} * sizeof(Line); b += 64) __builtin_prefetch(set + b);
-    const uint32_t piece =
-        take(pieces_, free_pieces_, Piece{parent, l, mask, req.write, req.tag, req.source % p_.partitions, base});
+    copy_misses_ += line_copy_[l - first] == kCopyMiss;
+    const uint32_t piece = take(pieces_, free_pieces_,
+                                Piece{parent, l, mask, req.write, req.tag, partition, base, line_copy_[l - first] == kCopyHit});
     slices_[s].queue.push_back(piece);
     schedule(s, now);
   }
@@ -131,6 +181,12 @@ void L2Cache::serve(uint32_t s, Tick t) {
   sl.scheduled = false;
   if (sl.blocked || sl.queue.empty()) return;
   const uint32_t piece = sl.queue.front();
+  if (pieces_[piece].at_copy) {
+    sl.queue.pop_front();
+    copy_lookup(s, piece, t);
+    schedule(s, t);
+    return;
+  }
   if (!lookup(s, piece, t)) {
     sl.blocked = true;
     ++stalls_;
@@ -140,6 +196,62 @@ void L2Cache::serve(uint32_t s, Tick t) {
   const uint32_t bytes = static_cast<uint32_t>(__builtin_popcount(pieces_[piece].mask)) * p_.sector_B;
   sl.free_at = t + clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.slice_bandwidth_Bpc - 1e-9)));
   schedule(s, sl.free_at);
+}
+
+void L2Cache::copy_lookup(uint32_t s, uint32_t pi, Tick t) {
+  Piece& pc = pieces_[pi];
+  const uint32_t found = find(pc.base, pc.line);  // a copy never has a fill in flight: leave_copy makes it whole
+  if (found != kNone && (pc.mask & ~lines_[found].valid) == 0) {
+    const uint64_t bytes = uint64_t(__builtin_popcount(pc.mask)) * p_.sector_B;
+    by_tag_.read(pc.tag, bytes, bytes);
+    policy_->touch(lines_[found].repl);
+    ++read_hits_;
+    ++copy_hits_;
+    ++near_;
+    slices_[s].free_at = t + clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.slice_bandwidth_Bpc - 1e-9)));
+    // A copy keeps the line's traffic in the reader's partition but does not shorten the hit: a warm
+    // chase on one SM still splits about evenly between the near and far latencies (measured,
+    // traces/captured/membench_h200_chase_l2_dist.tsv).
+    piece_done(pi, t + clk_.cycles(p_.hit_latency_far_cycles));
+    return;
+  }
+  // The copy was there when the request arrived and has been evicted since: on to the home slice.
+  ++copy_misses_;
+  const SetRef home = set_of(pc.line);
+  pc.at_copy = false;
+  pc.base = home.base;
+  slices_[home.slice].queue.push_back(pi);
+  schedule(home.slice, t);
+}
+
+void L2Cache::leave_copy(uint32_t pi, uint32_t home_slice, Tick t) {
+  const Piece& pc = pieces_[pi];
+  if (!p_.replicate_far_reads || pc.write || partition_of(home_slice) == pc.partition) return;
+  const SetRef c = copy_set({home_slice, pc.base}, pc.partition);
+  uint32_t found = find(c.base, pc.line);
+  if (found == kNone) {
+    found = victim(c.base);
+    if (found == kNone) return;  // every way waits on a fill: no copy this time
+    evict(lines_[found], c.slice, t);
+    lines_[found].tag = pc.line + 1;
+    policy_->insert(lines_[found].repl);
+    ++copies_made_;
+  } else {
+    policy_->touch(lines_[found].repl);
+  }
+  lines_[found].valid |= pc.mask;
+}
+
+uint32_t L2Cache::drop_copies(uint64_t line, SetRef home) {
+  uint32_t dropped = 0;
+  for (uint32_t p = 0; p < p_.partitions; ++p) {
+    if (p == partition_of(home.slice)) continue;
+    const uint32_t found = find(copy_set(home, p).base, line);
+    if (found == kNone) continue;
+    lines_[found] = Line{};  // a copy is clean: nothing to write back
+    ++dropped;
+  }
+  return dropped;
 }
 
 uint32_t L2Cache::victim(uint32_t base) {
@@ -225,6 +337,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
       policy_->touch(lines_[found].repl);
       ++write_hits_;
     }
+    if (p_.replicate_far_reads) copies_dropped_ += drop_copies(pc.line, {s, base});
     Line& l = lines_[found];
     dirtied_ += uint64_t(__builtin_popcount(pc.mask & ~l.dirty)) * p_.sector_B;
     redirty(pc.line, l.dirty, l.dirty | pc.mask);
@@ -247,6 +360,7 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
     policy_->touch(lines_[found].repl);
     ++read_hits_;
     (near ? near_ : far_)++;
+    leave_copy(pi, s, t);
     piece_done(pi, t + lat);
     return true;
   }
@@ -299,6 +413,7 @@ void L2Cache::fill_done(uint32_t mi, Tick t) {
   l.mshr = kNone;
   const uint32_t s = mi / p_.mshrs_per_slice;
   auto answer = [&](uint32_t pi) {
+    leave_copy(pi, s, t);
     piece_done(pi, t + hit_latency(s, pieces_[pi].partition) + clk_.cycles(p_.miss_latency_cycles));
   };
   if (m.first_waiter != kNone) answer(m.first_waiter);
@@ -339,33 +454,52 @@ void L2Cache::advance(Tick now, std::vector<MemCompletion>& done) {
       });
 }
 
+uint32_t L2Cache::warm_way(uint32_t base, uint64_t line) {
+  uint32_t found = find(base, line);
+  if (found != kNone) {
+    if (lines_[found].mshr != kNone) return kNone;
+    policy_->touch(lines_[found].repl);
+    return found;
+  }
+  found = victim(base);
+  if (found == kNone) return kNone;
+  // The victim's dirty data is dropped, not written: warming makes no traffic.
+  if (lines_[found].tag != 0) redirty(lines_[found].tag - 1, lines_[found].dirty, 0);
+  lines_[found] = Line{};
+  lines_[found].tag = line + 1;
+  policy_->insert(lines_[found].repl);
+  return found;
+}
+
 void L2Cache::warm(const MemRequest& req) {
   // As lookup() would leave the tags, minus the timing: a miss allocates (a dirty victim's
-  // writeback is traffic, which warming does not model), a line with a fill in flight is left alone.
+  // writeback is traffic, which warming does not model), a line with a fill in flight is left alone;
+  // a far read is served by its copy if whole, else by its home, and leaves a copy; a write drops them.
   const uint64_t first = req.addr / p_.line_B;
   const uint64_t end = req.addr + std::max<uint32_t>(req.bytes, 1);
+  const uint32_t partition = req.source % p_.partitions;
   for (uint64_t line = first; line * p_.line_B < end; ++line) {
     const uint8_t mask = sector_mask(req, line);
-    const uint32_t base = set_of(line).base;
-    uint32_t found = find(base, line);
-    if (found == kNone) {
-      found = victim(base);
-      if (found == kNone) continue;
-      // The victim's dirty data is dropped, not written: warming makes no traffic.
-      if (lines_[found].tag != 0) redirty(lines_[found].tag - 1, lines_[found].dirty, 0);
-      lines_[found] = Line{};
-      lines_[found].tag = line + 1;
-      policy_->insert(lines_[found].repl);
-    } else if (lines_[found].mshr != kNone) {
-      continue;
-    } else {
-      policy_->touch(lines_[found].repl);
+    const SetRef home = set_of(line);
+    const bool far_read = p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition;
+    if (far_read) {
+      const uint32_t c = find(copy_set(home, partition).base, line);
+      if (c != kNone && (mask & ~lines_[c].valid) == 0) {
+        policy_->touch(lines_[c].repl);
+        continue;
+      }
     }
+    const uint32_t found = warm_way(home.base, line);
+    if (found == kNone) continue;
     Line& l = lines_[found];
     l.valid |= mask;
     if (req.write) {
       redirty(line, l.dirty, l.dirty | mask);
       l.dirty |= mask;
+      if (p_.replicate_far_reads) drop_copies(line, home);
+    } else if (far_read) {
+      const uint32_t c = warm_way(copy_set(home, partition).base, line);
+      if (c != kNone) lines_[c].valid |= mask;
     }
   }
 }
@@ -410,6 +544,12 @@ void L2Cache::report(StatSink& sink, const std::string& c) const {
   sink.add(c, "fills", static_cast<double>(fills_), "count", "sector runs read downstream");
   sink.add(c, "near_accesses", static_cast<double>(near_), "count", "accesses to a slice in the requester's partition");
   sink.add(c, "far_accesses", static_cast<double>(far_), "count", "accesses to a slice in another partition");
+  if (p_.replicate_far_reads) {
+    sink.add(c, "copy_hits", static_cast<double>(copy_hits_), "count", "far reads served by a copy in the reader's partition");
+    sink.add(c, "copy_misses", static_cast<double>(copy_misses_), "count", "far reads that found no copy and went on to the home slice");
+    sink.add(c, "copies_made", static_cast<double>(copies_made_), "count", "copies left in a reader's partition (each takes a way)");
+    sink.add(c, "copies_dropped", static_cast<double>(copies_dropped_), "count", "copies dropped by a write to their line");
+  }
   sink.add(c, "slice_stalls", static_cast<double>(stalls_), "count", "times a slice stalled: no MSHR or evictable way");
   sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: slice queue full");
   by_tag_.report(sink, c);

@@ -4,6 +4,13 @@
 // merge misses to a line in flight, and a per-slice bandwidth. A slice serves its queue in order;
 // a miss that finds no free MSHR (or no evictable way) stalls its slice until a fill returns.
 // Hit latency depends on whether the requester's partition is the slice's (near) or not (far).
+// With replicate_far_reads, a read from another partition than the line's home slice first looks
+// for a clean copy in its own partition (the same set of the slice at the same place in that
+// partition's range), as it arrives: a hit is served there (its bandwidth, the far hit latency:
+// measured, a copy does not shorten the hit); a miss goes to the home slice, and the data it
+// returns leaves a copy behind, which takes a way like any line. A write drops the copies. So data
+// read from both partitions holds up to two ways per line: an L2 of C bytes keeps about 2C/3 of a
+// buffer read by SMs of both partitions (measured: docs/validation-captured.md, "The L2 keeps copies").
 #pragma once
 
 #include <deque>
@@ -28,10 +35,17 @@ struct L2Params {
   uint32_t hit_latency_near_cycles = 0;
   uint32_t hit_latency_far_cycles = 0;
   uint32_t miss_latency_cycles = 0;  // added to a fill: L2 to memory-controller fabric, both ways
+  bool replicate_far_reads = false;  // a far read leaves a clean copy in the reader's partition
   double slice_bandwidth_Bpc = 0;
   uint32_t mshrs_per_slice = 0;
   uint32_t queue_depth_per_slice = 0;
   std::string replacement = "lru";   // a ReplacementRegistry name (models/replacement/)
+  // How a line finds its slice and set. hashed: a 64-bit mix of the line address, so lines land
+  // independently and a set can overflow before the cache is full. block_permutation: each aligned
+  // block of (slices x sets) lines is a fixed shuffle of every set, turned by a hash of the block, so
+  // a contiguous buffer spreads evenly and fills the cache before any set overflows, and strides
+  // still scatter.
+  std::string set_index = "hashed";
 
   static L2Params from(const config::Node& n);
   uint64_t capacity_bytes() const { return static_cast<uint64_t>(capacity_MiB * 1024.0 * 1024.0); }
@@ -73,7 +87,8 @@ class L2Cache : public FrontDevice {
     bool write;
     uint8_t tag;  // the request's MemRequest::tag
     uint32_t partition;
-    uint32_t base;  // set_of(line).base, hashed once when queued
+    uint32_t base;  // set_of(line).base, hashed once when queued; the copy's set while at_copy
+    bool at_copy;   // queued at the copy's slice in the requester's partition, not yet at home
   };
   struct Parent {
     uint64_t id;
@@ -108,6 +123,12 @@ class L2Cache : public FrontDevice {
     uint32_t slice, base;  // the line's slice, and its set's first way in lines_
   };
   SetRef set_of(uint64_t line) const;  // one hash gives both
+  uint32_t partition_of(uint32_t slice) const { return static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices); }
+  SetRef copy_set(SetRef home, uint32_t partition) const;  // where `partition` keeps copies of home's lines
+  void copy_lookup(uint32_t slice, uint32_t piece, Tick t);  // served at the copy's slice (or on home if evicted)
+  void leave_copy(uint32_t piece, uint32_t home_slice, Tick t);  // a far read served at home
+  uint32_t drop_copies(uint64_t line, SetRef home);              // a write: copies elsewhere go; how many
+  uint32_t warm_way(uint32_t base, uint64_t line);  // warm(): the way holding `line` now, kNone if it waits on a fill
   uint32_t find(uint32_t base, uint64_t line) const;                // the way holding `line`, or kNone
   uint8_t sector_mask(const MemRequest& req, uint64_t line) const;  // sectors of `line` that `req` touches
   Tick hit_latency(uint32_t slice, uint32_t partition) const;
@@ -133,6 +154,8 @@ class L2Cache : public FrontDevice {
   uint32_t sets_;
   uint32_t sectors_per_line_;
   FastDiv by_slices_, by_sets_;   // the line hash's slice and set
+  std::vector<uint32_t> block_perm_;  // set_index block_permutation: the shuffle of every set
+  FastDiv by_all_sets_;              // ... and its size
   Downstream down_;
   EventHeap<Event> events_;
   std::vector<Line> lines_;
@@ -144,11 +167,14 @@ class L2Cache : public FrontDevice {
   std::vector<uint32_t> free_parents_;
   std::vector<MemCompletion> buf_;
   std::vector<SetRef> line_sets_;   // try_enqueue: the slice and set of each line of the request
+  enum : uint8_t { kHome, kCopyHit, kCopyMiss };
+  std::vector<uint8_t> line_copy_;  // try_enqueue: whether each line goes home, or to its copy, or missed it
   std::unique_ptr<ReplacementPolicy> policy_;
   bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;
   uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
   uint64_t writebacks_ = 0, dirtied_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
+  uint64_t copy_hits_ = 0, copy_misses_ = 0, copies_made_ = 0, copies_dropped_ = 0;
   TagCounters by_tag_;  // reads by what they are: bytes asked for, bytes hit
   WriteAccounts account_of_;  // which region each line's dirty bytes go to; none: one account
   std::vector<uint64_t> dirty_held_ = std::vector<uint64_t>(1, 0);

@@ -38,12 +38,14 @@ double hbm_bytes_issued(const sim::RunResult& r) {
 
 TEST(CaptureState, AMemsetFlushsDirtyLinesAreWrittenBackByTheStepsMisses) {
   // 16 MiB read, all misses, into an L2 (60 MiB) left full of a 256 MiB memset's dirty lines:
-  // every line the stream allocates evicts one dirty line. Formula: bytes written back = bytes
-  // read (within 5 %: the hash spreads the stream over the sets unevenly), and none from a clean L2.
+  // every line the stream allocates evicts one dirty line, and so does the copy that a read from
+  // the far partition leaves in its own (l2.replicate_far_reads; half the lines). Formula: bytes
+  // written back = 1.5 x bytes read (within 5 %), and none from a clean L2. (The H200 writes back
+  // much less, 3.4-4.1 MB of 16.8: traces/captured/ncu/ncu_l2_policy_sizes.csv; not modelled.)
   const uint64_t bytes = uint64_t(16) << 20;
   const trace::TraceData td = captured_read(bytes, nullptr);  // no mode recorded: a memset
   const sim::RunResult dirty = run(td, "capture"), clean = run(td, "clean");
-  EXPECT_NEAR(hbm_bytes_issued(dirty), double(bytes), 0.05 * double(bytes));
+  EXPECT_NEAR(hbm_bytes_issued(dirty), 1.5 * double(bytes), 0.05 * 1.5 * double(bytes));
   EXPECT_EQ(hbm_bytes_issued(clean), 0.0);
   // The write-backs share the HBM with the reads: the step is slower.
   EXPECT_GT(dirty.step_ns, clean.step_ns);

@@ -2,6 +2,9 @@
 // The L2 timing core against a fixed-latency memory. Clock 1000 MHz: one cycle T = 1000 ps.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+
 #include "models/l2/l2.hpp"
 #include "tests/cpp/test_memsys_fixed.hpp"
 
@@ -199,6 +202,82 @@ TEST(L2Cache, NearAndFarPartitionsGiveTwoHitLatencies) {
   EXPECT_EQ(std::max(a, b), 30 * T);
 }
 
+// With replicate_far_reads, a read from the partition that is not its line's home leaves a clean copy
+// in the reader's partition, and the next far read is served by the copy (copy_hits), still at the
+// far hit latency (30 cycles; the near reader 10): a copy saves the home slice's bandwidth, not
+// time. A write drops the copy: the next far read misses it (copy_misses) and goes home, and leaves
+// a new one. Only the first read of all goes to memory.
+TEST(L2Cache, AFarReadLeavesACopyThatServesTheNextFarReadUntilAWriteDropsIt) {
+  L2Params p = small(2);
+  p.partitions = 2;
+  p.hit_latency_near_cycles = 10;
+  p.hit_latency_far_cycles = 30;
+  p.replicate_far_reads = true;
+  Rig rig(p);
+  rig.read(1, 0, 32, 0, 0);
+  rig.read(2, 0, 32, 1000 * T, 1);
+  EXPECT_EQ(rig.stat("copies_made"), 1);
+  EXPECT_EQ(rig.stat("copy_misses"), 1);
+  const Tick a = rig.read(3, 0, 32, 2000 * T, 0) - 2000 * T;
+  const Tick b = rig.read(4, 0, 32, 3000 * T, 1) - 3000 * T;
+  EXPECT_EQ(std::min(a, b), 10 * T);
+  EXPECT_EQ(std::max(a, b), 30 * T);
+  EXPECT_EQ(rig.stat("copy_hits"), 1);
+  rig.write(5, 0, 32, 4000 * T);
+  EXPECT_EQ(rig.stat("copies_dropped"), 1);
+  rig.read(6, 0, 32, 5000 * T, 0);
+  rig.read(7, 0, 32, 6000 * T, 1);
+  EXPECT_EQ(rig.stat("copy_hits"), 1);
+  EXPECT_EQ(rig.stat("copy_misses"), 2);
+  EXPECT_EQ(rig.stat("copies_made"), 2);
+  EXPECT_EQ(rig.mem->reads, 1u);
+}
+
+// The copies take ways: a line read from both partitions holds one way in each. Two slices of one
+// 8-way set each (16 ways); a line homed at one slice keeps its copy in the other, so a buffer of
+// N lines read from both partitions puts N lines in each set, whatever the hash. N = 8 fits: the
+// second pass's 2N reads all hit. N = 12 does not: each set is scanned in order with 12 lines for
+// 8 ways, so under LRU every first touch of a line in the second pass misses and only the second
+// reader, who finds the line just fetched at home, hits: N hits of 2N. Without copies 8 lines
+// take 8 of the 16 ways and the second pass hits 2N as well.
+TEST(L2Cache, LinesReadFromBothPartitionsTakeAWayInEach) {
+  for (const auto& [copies, lines, hits] : {std::tuple{true, 8, 16}, {true, 12, 12}, {false, 8, 16}}) {
+    L2Params p = small(2, 8, 1);
+    p.partitions = 2;
+    p.replicate_far_reads = copies;
+    Rig rig(p);
+    uint64_t id = 1;
+    double before = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      before = rig.stat("read_hits");
+      for (int l = 0; l < lines; ++l)
+        for (uint32_t src = 0; src < 2; ++src, ++id) rig.read(id, uint64_t(l) * 128, 128, id * 1000 * T, src);
+    }
+    SCOPED_TRACE(std::string(copies ? "copies" : "no copies") + ", lines " + std::to_string(lines));
+    EXPECT_EQ(rig.stat("read_hits") - before, hits);
+    if (copies) EXPECT_GE(rig.stat("copies_made"), lines);
+  }
+}
+
+// set_index block_permutation: every aligned block of slices x sets lines is a shuffle of all the
+// sets, so a contiguous buffer of exactly the capacity (slices x sets x ways lines, aligned) puts
+// `ways` lines in every set, and a second pass over it hits every line. With the hashed index the
+// lines land independently (binomially), some sets get more than `ways`, and the second pass misses.
+TEST(L2Cache, BlockPermutationSpreadsAContiguousBufferEvenlySoThatOneCapacityFits) {
+  for (const std::string index : {"block_permutation", "hashed"}) {
+    L2Params p = small(4, 4, 16);  // 4 slices x 16 sets x 4 ways = 256 lines
+    p.set_index = index;
+    p.queue_depth_per_slice = 1024;
+    Rig rig(p);
+    const uint64_t lines = 256, base = 7 * lines * 128;  // aligned to a block, not the first
+    for (int pass = 0; pass < 2; ++pass)
+      for (uint64_t l = 0; l < lines; ++l) rig.read(1 + pass * lines + l, base + l * 128, 128, (pass * lines + l) * 1000 * T);
+    SCOPED_TRACE(index);
+    if (index == "block_permutation") EXPECT_EQ(rig.stat("read_hits"), lines);
+    else EXPECT_LT(rig.stat("read_hits"), lines);
+  }
+}
+
 TEST(L2Cache, MissWithoutAFreeMshrStallsItsSliceUntilAFillReturns) {
   L2Params p = small();
   p.mshrs_per_slice = 1;
@@ -231,7 +310,7 @@ TEST(L2Cache, FullSliceQueueRefuses) {
 TEST(L2Cache, CapacityThatIsNotWholeSetsIsAConfigError) {
   auto doc = indexsim::config::Document::load_string(R"(
 l2: {impl: sectored_l2, replacement: lru, clock_MHz: 1000, capacity_MiB: 1.1, line_B: 128, sector_B: 32, ways: 16, slices: 4,
-     partitions: 1, hit_latency_near_cycles: 10, hit_latency_far_cycles: 10, miss_latency_cycles: 0,
+     partitions: 1, hit_latency_near_cycles: 10, hit_latency_far_cycles: 10, miss_latency_cycles: 0, replicate_far_reads: false, set_index: hashed,
      slice_bandwidth_Bpc: 64, mshrs_per_slice: 4, queue_depth_per_slice: 4}
 )", "hw.yaml");
   try {
@@ -254,6 +333,31 @@ TEST(L2Cache, WarmingLeavesWhatAReadFindsWithoutTrafficOrStatistics) {
   EXPECT_EQ(rig.read(1, 0, 128, 0), H * T);
   EXPECT_EQ(rig.read(2, 256, 128, 1000 * T), 1000 * T + H * T);
   EXPECT_EQ(rig.stat("read_hits"), 2);
+  EXPECT_EQ(rig.mem->reads, 0u);
+}
+
+TEST(L2Cache, WarmingAFarReadLeavesItsCopyAsAReadWouldAndAWarmedWriteDropsIt) {
+  // The fast mode warms what the detailed mode would leave: after warmed reads of a line from both
+  // partitions, the far reader's next read is a copy hit; after a warmed write it is a copy miss
+  // that goes home. Warming itself makes no traffic and counts nothing.
+  L2Params p = small(2);
+  p.partitions = 2;
+  p.replicate_far_reads = true;
+  Rig rig(p);
+  rig.l2.warm({0, 0, 128, false, 0});
+  rig.l2.warm({0, 0, 128, false, 1});
+  EXPECT_EQ(rig.mem->reads + rig.mem->writes, 0u);
+  EXPECT_EQ(rig.stat("copies_made") + rig.stat("copy_hits") + rig.stat("copy_misses"), 0);
+  rig.read(1, 0, 128, 0, 0);
+  rig.read(2, 0, 128, 1000 * T, 1);
+  EXPECT_EQ(rig.stat("copy_hits"), 1);
+  EXPECT_EQ(rig.stat("copy_misses"), 0);
+  rig.l2.warm({0, 0, 128, true, 0});
+  EXPECT_EQ(rig.stat("copies_dropped"), 0);
+  rig.read(3, 0, 128, 2000 * T, 0);
+  rig.read(4, 0, 128, 3000 * T, 1);
+  EXPECT_EQ(rig.stat("copy_hits"), 1);
+  EXPECT_EQ(rig.stat("copy_misses"), 1);
   EXPECT_EQ(rig.mem->reads, 0u);
 }
 

@@ -176,6 +176,13 @@ double kind_bytes(const sim::RunResult& r, const std::string& kind, bool written
   return b;
 }
 
+double kind_ns(const sim::RunResult& r, const std::string& kind) {
+  double ns = 0;
+  for (const auto& k : r.kernels)
+    if (k.kind == kind) ns += k.duration_ns();
+  return ns;
+}
+
 }  // namespace
 
 TEST(TechniqueTiming, PoolingAlongVectorsShrinksTheScanByTheRatio) {
@@ -199,7 +206,8 @@ TEST(TechniqueTiming, PoolingAlongVectorsShrinksTheScanByTheRatio) {
 
 TEST(TechniqueTiming, PoolingPrecisionAndUpdateFrequencyShowInTheStep) {
   // fp32 doubles the gate's parameter bytes and moves its math to the CUDA cores; update_every 3
-  // reads a third of the weights a step and recomputes a third of the logits.
+  // reads a third of the weights a step and recomputes a third of the logits. Both show in the gate
+  // kernels' time (the step may hide them: the gate need not be on its critical path).
   const auto fp16 = sim::simulate(four_vectors("indexpool-vectors"));
   const auto fp32 = sim::simulate(four_vectors("indexpool-vectors", {"techniques.index_pool.precision=fp32"}));
   const auto every3 = sim::simulate(four_vectors("indexpool-vectors", {"techniques.index_pool.update_every=3"}));
@@ -207,8 +215,8 @@ TEST(TechniqueTiming, PoolingPrecisionAndUpdateFrequencyShowInTheStep) {
   EXPECT_EQ(fp32.techniques["report"]["index_pool"]["gate_bytes_per_layer"].get<double>(), 2 * r16["gate_bytes_per_layer"].get<double>());
   EXPECT_NEAR(every3.techniques["report"]["index_pool"]["gate_bytes_read_per_step"].get<double>(),
               r16["gate_bytes_read_per_step"].get<double>() / 3, 1.0);
-  EXPECT_NE(fp32.step_ns, fp16.step_ns);
-  EXPECT_NE(every3.step_ns, fp16.step_ns);
+  EXPECT_GT(kind_ns(fp32, "pool_gate"), kind_ns(fp16, "pool_gate"));
+  EXPECT_LT(kind_ns(every3, "pool_gate"), kind_ns(fp16, "pool_gate"));
   EXPECT_LT(kind_bytes(every3, "pool_gate"), kind_bytes(fp16, "pool_gate"));
 }
 
