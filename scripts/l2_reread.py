@@ -10,8 +10,8 @@ Model: `indexsim bench memory --target system` replaying the same two passes as 
 the preset, the preset without far-read copies (l2.replicate_far_reads), and without copies and with
 hashed sets (l2.set_index), the model before either was measured.
 
-Usage: python3 scripts/l2_reread.py [--build DIR] [--hardware NAME]   (about a minute)
-Also prints each measured sequence's DRAM traffic and L2 lookups per byte of the buffer (--sequences).
+Usage: python3 scripts/l2_reread.py [--build DIR] [--hardware NAME]   (about two minutes)
+Then the strided buffers (traces/captured/ncu/ncu_l2_stride.csv) the same way. Also prints each measured sequence's DRAM traffic and L2 lookups per byte of the buffer (--sequences).
 """
 import argparse
 import csv
