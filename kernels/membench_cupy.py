@@ -25,7 +25,7 @@ extern "C" __global__ void chase(const unsigned int* __restrict__ next, unsigned
   for (int s = 0; s < steps; ++s) i = __ldcg(next + i);  // L1 bypassed: L2 or DRAM every step
   out[0] = i;
 }
-extern "C" __global__ void read_stream(const uint4* __restrict__ a, size_t n, unsigned int* out) {
+__device__ void read_body(const uint4* __restrict__ a, size_t n, unsigned int* out) {
   unsigned int acc = 0;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     uint4 v = __ldcg(a + i);
@@ -33,10 +33,12 @@ extern "C" __global__ void read_stream(const uint4* __restrict__ a, size_t n, un
   }
   if (acc == 0x12345678u) out[0] = acc;  // keeps the loads; practically never stores
 }
-extern "C" __global__ void write_stream(uint4* __restrict__ a, size_t n) {
+__device__ void write_body(uint4* __restrict__ a, size_t n, unsigned int tag) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    a[i] = make_uint4((unsigned)i, 1u, 2u, 3u);
+    a[i] = make_uint4((unsigned)i, tag, 2u, 3u);
 }
+extern "C" __global__ void read_stream(const uint4* __restrict__ a, size_t n, unsigned int* out) { read_body(a, n, out); }
+extern "C" __global__ void write_stream(uint4* __restrict__ a, size_t n) { write_body(a, n, 1u); }
 extern "C" __global__ void copy_stream(const uint4* __restrict__ a, uint4* __restrict__ b, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
     b[i] = __ldcg(a + i);
@@ -76,18 +78,8 @@ extern "C" __global__ void read_repeat(const uint4* __restrict__ a, size_t n, in
 }
 // The L2 replacement probe's kernels: a read and a write named apart from the streams', so that
 // Nsight Compute can pick them out (--kernel-name regex:l2p_), and a one-thread idle wait.
-extern "C" __global__ void l2p_read(const uint4* __restrict__ a, size_t n, unsigned int* out) {
-  unsigned int acc = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    uint4 v = __ldcg(a + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x12345678u) out[0] = acc;
-}
-extern "C" __global__ void l2p_write(uint4* __restrict__ a, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    a[i] = make_uint4((unsigned)i, 4u, 5u, 6u);
-}
+extern "C" __global__ void l2p_read(const uint4* __restrict__ a, size_t n, unsigned int* out) { read_body(a, n, out); }
+extern "C" __global__ void l2p_write(uint4* __restrict__ a, size_t n) { write_body(a, n, 4u); }
 // Whole 128 B lines `stride` lines apart, eight threads a line: how the L2 spreads a strided buffer.
 extern "C" __global__ void l2p_read_strided(const uint4* __restrict__ a, size_t lines, size_t stride,
                                             unsigned int* out) {
@@ -326,16 +318,7 @@ def main():
                             cp.cuda.Device().synchronize()
                             print(f"# l2p sequence {name}: {'prep, ' if case != 'read' else ''}probe", flush=True)
                         else:
-                            times = []
-                            for _ in range(7):
-                                seq()
-                                s_, e_ = cp.cuda.Event(), cp.cuda.Event()
-                                s_.record()
-                                probe()
-                                e_.record()
-                                e_.synchronize()
-                                times.append(cp.cuda.get_elapsed_time(s_, e_) * 1000.0)
-                            t = (statistics.median(times), min(times), max(times))
+                            t = timed(probe, 7, seq)  # the sequence before each timed probe
                             row("l2_policy", name, t, "us", f"{(mib << 20) / t[0] / 1e3:.1f} GB/s")
 
     # Strided buffers read twice after a read-only flush (l2_stride_ncu, for Nsight Compute: the

@@ -17,9 +17,11 @@ import argparse
 import csv
 import json
 import os
+import random
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCU = [os.path.join(ROOT, "traces", "captured", "ncu", f) for f in ("ncu_l2_policy.csv", "ncu_l2_policy_sizes.csv")]
@@ -73,8 +75,6 @@ def model(exe, hardware, mib, copies=True, index=None, stride=1):
     i mod 2); in the second pass each pair of neighbours is swapped or not by a fixed coin, so that a
     line's second reader is in either partition, independent of its first, as on the H200 (whose
     re-read makes 1.25 lookups per byte, not 1.5 or 1)."""
-    import random
-    import tempfile
     lines = mib * 1024 * 1024 // 128
     coin = random.Random(1)
     second = list(range(lines))

@@ -181,24 +181,23 @@ void L2Cache::serve(uint32_t s, Tick t) {
   sl.scheduled = false;
   if (sl.blocked || sl.queue.empty()) return;
   const uint32_t piece = sl.queue.front();
-  if (pieces_[piece].at_copy) {
-    sl.queue.pop_front();
-    copy_lookup(s, piece, t);
-    schedule(s, t);
-    return;
-  }
-  if (!lookup(s, piece, t)) {
+  const bool at_copy = pieces_[piece].at_copy;
+  if (!at_copy && !lookup(s, piece, t)) {
     sl.blocked = true;
     ++stalls_;
     return;
   }
   sl.queue.pop_front();
+  if (at_copy && !copy_lookup(s, piece, t)) {  // the copy is gone: sent home, no data moved here
+    schedule(s, t);
+    return;
+  }
   const uint32_t bytes = static_cast<uint32_t>(__builtin_popcount(pieces_[piece].mask)) * p_.sector_B;
   sl.free_at = t + clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.slice_bandwidth_Bpc - 1e-9)));
   schedule(s, sl.free_at);
 }
 
-void L2Cache::copy_lookup(uint32_t s, uint32_t pi, Tick t) {
+bool L2Cache::copy_lookup(uint32_t s, uint32_t pi, Tick t) {
   Piece& pc = pieces_[pi];
   const uint32_t found = find(pc.base, pc.line);  // a copy never has a fill in flight: leave_copy makes it whole
   if (found != kNone && (pc.mask & ~lines_[found].valid) == 0) {
@@ -208,12 +207,11 @@ void L2Cache::copy_lookup(uint32_t s, uint32_t pi, Tick t) {
     ++read_hits_;
     ++copy_hits_;
     ++near_;
-    slices_[s].free_at = t + clk_.cycles(static_cast<uint64_t>(std::ceil(bytes / p_.slice_bandwidth_Bpc - 1e-9)));
     // A copy keeps the line's traffic in the reader's partition but does not shorten the hit: a warm
     // chase on one SM still splits about evenly between the near and far latencies (measured,
     // traces/captured/membench_h200_chase_l2_dist.tsv).
     piece_done(pi, t + clk_.cycles(p_.hit_latency_far_cycles));
-    return;
+    return true;
   }
   // The copy was there when the request arrived and has been evicted since: on to the home slice.
   ++copy_misses_;
@@ -222,6 +220,7 @@ void L2Cache::copy_lookup(uint32_t s, uint32_t pi, Tick t) {
   pc.base = home.base;
   slices_[home.slice].queue.push_back(pi);
   schedule(home.slice, t);
+  return false;
 }
 
 void L2Cache::leave_copy(uint32_t pi, uint32_t home_slice, Tick t) {
@@ -230,11 +229,8 @@ void L2Cache::leave_copy(uint32_t pi, uint32_t home_slice, Tick t) {
   const SetRef c = copy_set({home_slice, pc.base}, pc.partition);
   uint32_t found = find(c.base, pc.line);
   if (found == kNone) {
-    found = victim(c.base);
+    found = allocate(c.base, pc.line, c.slice, t);
     if (found == kNone) return;  // every way waits on a fill: no copy this time
-    evict(lines_[found], c.slice, t);
-    lines_[found].tag = pc.line + 1;
-    policy_->insert(lines_[found].repl);
     ++copies_made_;
   } else {
     policy_->touch(lines_[found].repl);
@@ -252,6 +248,15 @@ uint32_t L2Cache::drop_copies(uint64_t line, SetRef home) {
     ++dropped;
   }
   return dropped;
+}
+
+uint32_t L2Cache::allocate(uint32_t base, uint64_t line, uint32_t s, Tick t) {
+  const uint32_t w = victim(base);
+  if (w == kNone) return kNone;
+  evict(lines_[w], s, t);
+  lines_[w].tag = line + 1;
+  policy_->insert(lines_[w].repl);
+  return w;
 }
 
 uint32_t L2Cache::victim(uint32_t base) {
@@ -327,11 +332,8 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
 
   if (pc.write) {  // write-allocate at sector granularity: the written sectors become valid, no fetch
     if (found == kNone) {
-      found = victim(base);
+      found = allocate(base, pc.line, s, t);
       if (found == kNone) return false;
-      evict(lines_[found], s, t);
-      lines_[found].tag = pc.line + 1;
-      policy_->insert(lines_[found].repl);
       ++write_misses_;
     } else {
       policy_->touch(lines_[found].repl);
@@ -377,11 +379,8 @@ bool L2Cache::lookup(uint32_t s, uint32_t pi, Tick t) {
   }
   if (sl.free_mshrs.empty()) return false;
   if (found == kNone) {
-    found = victim(base);
+    found = allocate(base, pc.line, s, t);
     if (found == kNone) return false;
-    evict(lines_[found], s, t);
-    lines_[found].tag = pc.line + 1;
-    policy_->insert(lines_[found].repl);
   } else {
     policy_->touch(lines_[found].repl);  // resident with sectors missing
   }
@@ -482,8 +481,9 @@ void L2Cache::warm(const MemRequest& req) {
     const uint8_t mask = sector_mask(req, line);
     const SetRef home = set_of(line);
     const bool far_read = p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition;
+    const uint32_t copy_base = far_read ? copy_set(home, partition).base : 0;
     if (far_read) {
-      const uint32_t c = find(copy_set(home, partition).base, line);
+      const uint32_t c = find(copy_base, line);
       if (c != kNone && (mask & ~lines_[c].valid) == 0) {
         policy_->touch(lines_[c].repl);
         continue;
@@ -498,7 +498,7 @@ void L2Cache::warm(const MemRequest& req) {
       l.dirty |= mask;
       if (p_.replicate_far_reads) drop_copies(line, home);
     } else if (far_read) {
-      const uint32_t c = warm_way(copy_set(home, partition).base, line);
+      const uint32_t c = warm_way(copy_base, line);
       if (c != kNone) lines_[c].valid |= mask;
     }
   }

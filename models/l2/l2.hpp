@@ -125,7 +125,7 @@ class L2Cache : public FrontDevice {
   SetRef set_of(uint64_t line) const;  // one hash gives both
   uint32_t partition_of(uint32_t slice) const { return static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices); }
   SetRef copy_set(SetRef home, uint32_t partition) const;  // where `partition` keeps copies of home's lines
-  void copy_lookup(uint32_t slice, uint32_t piece, Tick t);  // served at the copy's slice (or on home if evicted)
+  bool copy_lookup(uint32_t slice, uint32_t piece, Tick t);  // served at the copy's slice; false: sent home (evicted)
   void leave_copy(uint32_t piece, uint32_t home_slice, Tick t);  // a far read served at home
   uint32_t drop_copies(uint64_t line, SetRef home);              // a write: copies elsewhere go; how many
   uint32_t warm_way(uint32_t base, uint64_t line);  // warm(): the way holding `line` now, kNone if it waits on a fill
@@ -136,6 +136,7 @@ class L2Cache : public FrontDevice {
   void serve(uint32_t slice, Tick t);
   bool lookup(uint32_t slice, uint32_t piece, Tick t);  // false: stall (no MSHR or way)
   uint32_t victim(uint32_t base);                  // kNone when every way is pending
+  uint32_t allocate(uint32_t base, uint64_t line, uint32_t slice, Tick t);  // victim evicted, `line` in; kNone as victim
   void evict(Line& l, uint32_t slice, Tick t);
   void fetch(uint32_t mshr, uint64_t line, uint8_t need, uint32_t slice, Tick t);
   void piece_done(uint32_t piece, Tick t);
