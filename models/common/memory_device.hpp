@@ -49,6 +49,10 @@ class MemoryDevice {
   // event here (a queue slot can free at any of them); others free slots only at events they
   // report anyway.
   virtual Tick next_retry() const { return next_event(); }
+  // After try_enqueue refused a request: true when only the completion of one of that request's
+  // source's own requests can make room (a per-source limit, as a crossbar port's in-flight count),
+  // so that the sender may wait for its own completions instead of retrying at every event.
+  virtual bool refused_per_source() const { return false; }
   // Processes every event due at or before `now`; appends finished requests to `done`.
   virtual void advance(Tick now, std::vector<MemCompletion>& done) = 0;
   // Theoretical peak data bandwidth of this device, in GB/s (1e9 bytes per second).

@@ -93,33 +93,58 @@ class DownstreamClock {
 };
 
 // A min-heap of timed events; ties break by insertion order so that runs are deterministic. Keep
-// payloads small (an index into the unit's own table): every sift moves whole entries.
+// payloads small (an index into the unit's own table): every sift moves whole entries. Four
+// children a node: half the depth of a binary heap, and a node's children share a host cache line
+// or two (the crossbar's heap, a few events for each request in flight, was a fifth of a run).
+// (time, insertion) is a total order, so any correct heap pops the same sequence.
 template <class Payload>
 class EventHeap {
  public:
   void push(Tick t, const Payload& p) {
-    heap_.push_back({t, seq_++, p});
-    std::push_heap(heap_.begin(), heap_.end(), Later());
+    size_t i = heap_.size();
+    const Ev e{t, seq_++, p};
+    heap_.push_back(e);
+    while (i > 0) {
+      const size_t up = (i - 1) / kArity;
+      if (!before(e, heap_[up])) break;
+      heap_[i] = heap_[up];
+      i = up;
+    }
+    heap_[i] = e;
   }
   bool empty() const { return heap_.empty(); }
   Tick top_time() const { return heap_.empty() ? kNever : heap_.front().t; }
   Payload pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), Later());
-    const Payload p = heap_.back().p;
+    const Payload p = heap_.front().p;
+    const Ev last = heap_.back();
     heap_.pop_back();
+    const size_t n = heap_.size();
+    if (n > 0) {
+      size_t i = 0;
+      for (;;) {
+        const size_t c0 = i * kArity + 1;
+        if (c0 >= n) break;
+        size_t best = c0;
+        for (size_t c = c0 + 1; c < std::min(c0 + kArity, n); ++c)
+          if (before(heap_[c], heap_[best])) best = c;
+        if (!before(heap_[best], last)) break;
+        heap_[i] = heap_[best];
+        i = best;
+      }
+      heap_[i] = last;
+    }
     return p;
   }
   size_t size() const { return heap_.size(); }
 
  private:
+  static constexpr size_t kArity = 4;
   struct Ev {
     Tick t;
     uint64_t seq;
     Payload p;
   };
-  struct Later {
-    bool operator()(const Ev& a, const Ev& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
-  };
+  static bool before(const Ev& a, const Ev& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; }
   std::vector<Ev> heap_;
   uint64_t seq_ = 0;
 };

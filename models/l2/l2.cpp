@@ -45,10 +45,11 @@ L2Params L2Params::from(const config::Node& n) {
 L2Cache::L2Cache(const L2Params& p)
     : p_(p), clk_(p.clock_MHz), sets_(p.sets_per_slice()), sectors_per_line_(p.line_B / p.sector_B),
       by_slices_(std::max(1u, p.slices)), by_sets_(std::max(1u, p.sets_per_slice())),
-      lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), slices_(p.slices),
+      lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), tags_(lines_.size(), 0), slices_(p.slices),
       mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice),
       policy_(ReplacementRegistry::instance().make(p.replacement, 1)),
       first_smallest_(policy_->evicts_first_smallest()) {
+  slice_lines_.assign(p_.slices, 0);
   for (uint32_t s = 0; s < p_.slices; ++s)
     for (uint32_t m = p_.mshrs_per_slice; m-- > 0;) slices_[s].free_mshrs.push_back(s * p_.mshrs_per_slice + m);
   if (p_.set_index == "block_permutation") {
@@ -100,7 +101,7 @@ L2Cache::SetRef L2Cache::copy_set(SetRef home, uint32_t partition) const {
 
 uint32_t L2Cache::find(uint32_t base, uint64_t line) const {
   for (uint32_t w = 0; w < p_.ways; ++w)
-    if (lines_[base + w].tag == line + 1) return base + w;
+    if (tags_[base + w] == line + 1) return base + w;
   return kNone;
 }
 
@@ -123,35 +124,44 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   // Admit all pieces or none: count what each slice would take. Each line is hashed once, for its
   // slice and its set: a 2 KiB request has 16 lines, and hashing inside the pairwise count was a
   // twentieth of a run.
-  line_sets_.clear();
-  line_copy_.clear();
   const uint32_t partition = req.source % p_.partitions;
+  Blocked& kept = blocked_[mix64(req.id) & (kBlockedEntries - 1)];
+  if (kept.used && kept.id == req.id && kept.addr == req.addr && kept.bytes == req.bytes) {
+    homes_.swap(kept.homes);
+    kept.used = false;
+  } else {
+    homes_.clear();
+    for (uint64_t l = first; l <= last; ++l) homes_.push_back(set_of(l));
+  }
+  line_sets_ = homes_;
+  line_copy_.clear();
+  for (const SetRef& home : homes_)  // a far read's copy is looked up below
+    line_copy_.push_back(p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition ? kCopyMiss : kHome);
+  const auto refuse = [&] {
+    ++refused_;
+    kept.used = true;
+    kept.id = req.id;
+    kept.addr = req.addr;
+    kept.bytes = req.bytes;
+    kept.homes.assign(homes_.begin(), homes_.end());
+    return false;
+  };
+  // The lines that go home whatever the copies hold may be enough to refuse, before any lookup.
+  if (overflows(true)) return refuse();
   for (uint64_t l = first; l <= last; ++l) {
-    const SetRef home = set_of(l);
     // A far read asks its own partition's copy set first. The tags are looked up as the request
     // arrives, apart from the slice's data pipeline: only a read the copy serves waits in that
     // slice's queue; a miss goes on to the home slice without a second wait (measured: a far hit
     // costs hit_latency_far_cycles, whichever way it went).
-    uint8_t copy = kHome;
-    SetRef at = home;
-    if (p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition) {
-      const SetRef c = copy_set(home, partition);
-      const uint32_t found = find(c.base, l);
-      const bool whole = found != kNone && (sector_mask(req, l) & ~lines_[found].valid) == 0;
-      copy = whole ? kCopyHit : kCopyMiss;
-      if (whole) at = c;
-    }
-    line_sets_.push_back(at);
-    line_copy_.push_back(copy);
-  }
-  for (size_t i = 0; i < line_sets_.size(); ++i) {
-    uint32_t extra = 0;
-    for (size_t j = 0; j <= i; ++j) extra += line_sets_[j].slice == line_sets_[i].slice;
-    if (slices_[line_sets_[i].slice].queue.size() + extra > p_.queue_depth_per_slice) {
-      ++refused_;
-      return false;
+    if (line_copy_[l - first] == kHome) continue;
+    const SetRef c = copy_set(homes_[l - first], partition);
+    const uint32_t found = find(c.base, l);
+    if (found != kNone && (sector_mask(req, l) & ~lines_[found].valid) == 0) {
+      line_copy_[l - first] = kCopyHit;
+      line_sets_[l - first] = c;
     }
   }
+  if (overflows(false)) return refuse();
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
@@ -160,6 +170,8 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     // for them now, so that the lookup does not wait on memory (it was nearly all of find()'s time).
     const char* set = reinterpret_cast<const char*>(&lines_[base]);
     for (size_t b = 0; b < size_t{p_.ways} * sizeof(Line); b += 64) __builtin_prefetch(set + b);
+    const char* tags = reinterpret_cast<const char*>(&tags_[base]);
+    for (size_t b = 0; b < size_t{p_.ways} * sizeof(uint64_t); b += 64) __builtin_prefetch(tags + b);
     copy_misses_ += line_copy_[l - first] == kCopyMiss;
     const uint32_t piece = take(pieces_, free_pieces_,
                                 Piece{parent, l, mask, req.write, req.tag, partition, base, line_copy_[l - first] == kCopyHit});
@@ -167,6 +179,18 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     schedule(s, now);
   }
   return true;
+}
+
+bool L2Cache::overflows(bool only_home) {
+  // Refused when some slice X has queue(X) + (lines at X) > depth.
+  bool full = false;
+  for (size_t i = 0; i < line_sets_.size() && !full; ++i) {
+    if (only_home && line_copy_[i] != kHome) continue;
+    const uint32_t s = line_sets_[i].slice;
+    full = slices_[s].queue.size() + ++slice_lines_[s] > p_.queue_depth_per_slice;
+  }
+  for (const SetRef& at : line_sets_) slice_lines_[at.slice] = 0;
+  return full;
 }
 
 void L2Cache::schedule(uint32_t s, Tick t) {
@@ -245,6 +269,7 @@ uint32_t L2Cache::drop_copies(uint64_t line, SetRef home) {
     const uint32_t found = find(copy_set(home, p).base, line);
     if (found == kNone) continue;
     lines_[found] = Line{};  // a copy is clean: nothing to write back
+    tags_[found] = 0;
     ++dropped;
   }
   return dropped;
@@ -253,8 +278,8 @@ uint32_t L2Cache::drop_copies(uint64_t line, SetRef home) {
 uint32_t L2Cache::allocate(uint32_t base, uint64_t line, uint32_t s, Tick t) {
   const uint32_t w = victim(base);
   if (w == kNone) return kNone;
-  evict(lines_[w], s, t);
-  lines_[w].tag = line + 1;
+  evict(w, s, t);
+  tags_[w] = line + 1;
   policy_->insert(lines_[w].repl);
   return w;
 }
@@ -267,7 +292,7 @@ uint32_t L2Cache::victim(uint32_t base) {
     for (uint32_t w = 0; w < p_.ways; ++w) {
       const Line& l = lines_[base + w];
       if (l.mshr != kNone) continue;
-      if (l.tag == 0) return base + w;
+      if (tags_[base + w] == 0) return base + w;
       if (best == kNone || l.repl < lines_[best].repl) best = base + w;
     }
     return best;
@@ -276,15 +301,16 @@ uint32_t L2Cache::victim(uint32_t base) {
   for (uint32_t w = 0; w < p_.ways; ++w) {
     const Line& l = lines_[base + w];
     if (l.mshr != kNone) continue;
-    if (l.tag == 0) return base + w;
+    if (tags_[base + w] == 0) return base + w;
     eligible |= uint64_t{1} << w;
   }
   return eligible == 0 ? kNone : base + policy_->victim(&lines_[base].repl, sizeof(Line), eligible);
 }
 
-void L2Cache::evict(Line& l, uint32_t s, Tick t) {
-  if (l.tag != 0 && l.dirty) {
-    const uint64_t line = l.tag - 1;
+void L2Cache::evict(uint32_t way, uint32_t s, Tick t) {
+  Line& l = lines_[way];
+  if (tags_[way] != 0 && l.dirty) {
+    const uint64_t line = tags_[way] - 1;
     for (uint32_t i = 0; i < sectors_per_line_;) {
       if (!(l.dirty >> i & 1)) { ++i; continue; }
       uint32_t j = i;
@@ -302,6 +328,7 @@ void L2Cache::evict(Line& l, uint32_t s, Tick t) {
     redirty(line, l.dirty, 0);
   }
   l = Line{};
+  tags_[way] = 0;
 }
 
 void L2Cache::fetch(uint32_t m, uint64_t line, uint8_t need, uint32_t s, Tick t) {
@@ -463,9 +490,9 @@ uint32_t L2Cache::warm_way(uint32_t base, uint64_t line) {
   found = victim(base);
   if (found == kNone) return kNone;
   // The victim's dirty data is dropped, not written: warming makes no traffic.
-  if (lines_[found].tag != 0) redirty(lines_[found].tag - 1, lines_[found].dirty, 0);
+  if (tags_[found] != 0) redirty(tags_[found] - 1, lines_[found].dirty, 0);
   lines_[found] = Line{};
-  lines_[found].tag = line + 1;
+  tags_[found] = line + 1;
   policy_->insert(lines_[found].repl);
   return found;
 }

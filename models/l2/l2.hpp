@@ -74,8 +74,7 @@ class L2Cache : public FrontDevice {
 
  private:
   static constexpr uint32_t kNone = ~0u;
-  struct Line {
-    uint64_t tag = 0;  // line address + 1; 0 = invalid
+  struct Line {  // its tag is in tags_
     uint64_t repl = 0;  // the replacement policy's word
     uint32_t mshr = kNone;
     uint8_t valid = 0, dirty = 0;
@@ -137,7 +136,7 @@ class L2Cache : public FrontDevice {
   bool lookup(uint32_t slice, uint32_t piece, Tick t);  // false: stall (no MSHR or way)
   uint32_t victim(uint32_t base);                  // kNone when every way is pending
   uint32_t allocate(uint32_t base, uint64_t line, uint32_t slice, Tick t);  // victim evicted, `line` in; kNone as victim
-  void evict(Line& l, uint32_t slice, Tick t);
+  void evict(uint32_t way, uint32_t slice, Tick t);  // writes a dirty line back; empties the way
   void fetch(uint32_t mshr, uint64_t line, uint8_t need, uint32_t slice, Tick t);
   void piece_done(uint32_t piece, Tick t);
   void fill_done(uint32_t mshr, Tick t);
@@ -160,6 +159,9 @@ class L2Cache : public FrontDevice {
   Downstream down_;
   EventHeap<Event> events_;
   std::vector<Line> lines_;
+  // Each way's line address + 1 (0: invalid), apart from the rest of the line: a lookup scans only
+  // the set's tags, 128 bytes for 16 ways, and that scan was most of a gather-heavy prefill's time.
+  std::vector<uint64_t> tags_;
   std::vector<Slice> slices_;
   std::vector<Mshr> mshrs_;
   std::vector<Piece> pieces_;
@@ -170,6 +172,22 @@ class L2Cache : public FrontDevice {
   std::vector<SetRef> line_sets_;   // try_enqueue: the slice and set of each line of the request
   enum : uint8_t { kHome, kCopyHit, kCopyMiss };
   std::vector<uint8_t> line_copy_;  // try_enqueue: whether each line goes home, or to its copy, or missed it
+  // A refused request is retried at every event here (its sender waits on this device), five times
+  // an acceptance in a memory-bound prefill: its lines' home sets, a pure function of its address,
+  // are kept from its first try, in a direct-mapped table by id (a lost entry is hashed again).
+  struct Blocked {
+    bool used = false;
+    uint64_t id = 0, addr = 0;
+    uint32_t bytes = 0;
+    std::vector<SetRef> homes;
+  };
+  static constexpr size_t kBlockedEntries = 4096;
+  std::vector<Blocked> blocked_ = std::vector<Blocked>(kBlockedEntries);
+  std::vector<SetRef> homes_;                      // try_enqueue: each line's home slice and set
+  std::vector<uint32_t> slice_lines_;              // overflows(): lines counted at each slice (0 between calls)
+  // Whether some slice's queue cannot take the request's lines there (line_sets_): all of them, or
+  // (only_home) those that go home whatever the copies hold, enough to refuse before any lookup.
+  bool overflows(bool only_home);
   std::unique_ptr<ReplacementPolicy> policy_;
   bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;

@@ -28,7 +28,7 @@ Crossbar::Crossbar(const CrossbarParams& p)
     : p_(p), clk_(p.clock_MHz), by_ports_(std::max(1u, p.memory_ports)),
       sm_up_free_(p.sm_ports, 0), sm_down_free_(p.sm_ports, 0),
       mem_up_free_(p.memory_ports, 0), mem_down_free_(p.memory_ports, 0),
-      in_flight_(p.sm_ports, 0) {
+      in_flight_(p.sm_ports, 0), port_source_(p.sm_ports, kNoSource), port_shared_(p.sm_ports, false), line_shift_(uint32_t(__builtin_ctz(p.line_B))) {
   occupancy_.resize(kTabulatedBytes + 1);
   for (uint32_t b = 0; b <= kTabulatedBytes; ++b) occupancy_[b] = occupancy_of(b);
 }
@@ -39,8 +39,12 @@ Tick Crossbar::occupancy_of(uint32_t bytes) const {
 
 bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
   const uint32_t sp = req.source % p_.sm_ports;
+  // A port is its source's alone until a second source shares it (more sources than ports).
+  if (port_source_[sp] == kNoSource) port_source_[sp] = req.source;
+  else if (port_source_[sp] != req.source) port_shared_[sp] = true;
   if (in_flight_[sp] >= p_.max_in_flight_per_port) {
     ++refused_;
+    last_refused_port_ = sp;
     return false;
   }
   Flight f{req.id, req.addr, sp, req.bytes, 0, req.source, req.write, req.tag};
@@ -69,9 +73,9 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
 Tick Crossbar::through_memory_ports(const Flight& f, Tick t, std::vector<Tick>& port_free, bool data) {
   Tick end = t;
   const uint64_t stop = f.addr + std::max<uint32_t>(f.req_bytes, 1);
-  for (uint64_t line = f.addr / p_.line_B; line * p_.line_B < stop; ++line) {
-    const uint64_t lo = std::max<uint64_t>(f.addr, line * p_.line_B);
-    const uint64_t hi = std::min<uint64_t>(stop, (line + 1) * p_.line_B);
+  for (uint64_t line = f.addr >> line_shift_; (line << line_shift_) < stop; ++line) {
+    const uint64_t lo = std::max<uint64_t>(f.addr, line << line_shift_);
+    const uint64_t hi = std::min<uint64_t>(stop, (line + 1) << line_shift_);
     const auto bytes = static_cast<uint32_t>(data ? hi - lo : p_.header_B);
     Tick& free = port_free[by_ports_.mod(mix64(line))];
     const Tick start = std::max(t, free);

@@ -35,6 +35,9 @@ class Crossbar : public FrontDevice {
   void attach(std::unique_ptr<MemoryDevice> downstream) override { down_.reset(std::move(downstream)); }
 
   bool try_enqueue(const MemRequest& req, Tick now) override;
+  // A refusal is the SM port's in-flight limit: only that port's completions free it, which are
+  // its source's own when no other source shares the port.
+  bool refused_per_source() const override { return !port_shared_[last_refused_port_]; }
   Tick next_event() const override { return std::min(events_.top_time(), down_.next_event()); }
   void advance(Tick now, std::vector<MemCompletion>& done) override;
   double peak_bandwidth_GBps() const override;
@@ -60,7 +63,7 @@ class Crossbar : public FrontDevice {
   // funnel through one port. Returns when the last line's share has passed.
   Tick through_memory_ports(const Flight& f, Tick t, std::vector<Tick>& port_free, bool data);
   uint32_t lines_of(const Flight& f) const {
-    return static_cast<uint32_t>((f.addr + std::max<uint32_t>(f.req_bytes, 1) - 1) / p_.line_B - f.addr / p_.line_B + 1);
+    return static_cast<uint32_t>(((f.addr + std::max<uint32_t>(f.req_bytes, 1) - 1) >> line_shift_) - (f.addr >> line_shift_) + 1);
   }
   enum class Kind : uint8_t { AtMemoryPort, Forward, AtSmPort, Complete };
   struct Event {  // eight bytes, kept in the event heap itself; the rest is in the flight
@@ -83,6 +86,11 @@ class Crossbar : public FrontDevice {
   std::vector<uint32_t> free_flights_;
   std::vector<Tick> sm_up_free_, sm_down_free_, mem_up_free_, mem_down_free_;
   std::vector<uint32_t> in_flight_;
+  static constexpr uint32_t kNoSource = ~0u;
+  std::vector<uint32_t> port_source_;  // the first source seen on each SM port
+  std::vector<bool> port_shared_;      // a second source came through it
+  uint32_t last_refused_port_ = 0;
+  uint32_t line_shift_;  // log2(line_B): line_B is a power of two (its rule)
   std::vector<MemCompletion> buf_;
   uint64_t requests_ = 0, bytes_up_ = 0, bytes_down_ = 0, refused_ = 0;
   Tick port_wait_ps_ = 0;

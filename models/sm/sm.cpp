@@ -2,6 +2,8 @@
 #include "models/sm/sm.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace indexsim::model {
 
@@ -91,6 +93,12 @@ AccessCursor::AccessCursor(const std::vector<const trace::AccessRecord*>* record
                            uint32_t steps)
     : records_(records), tensor_base_(tensor_base), tensor_tag_(tensor_tag), cta_(cta), line_(line_bytes), sector_(sector_bytes),
       chunk_(std::max(chunk_bytes, line_bytes)), steps_(steps > 1 ? steps : 0) {
+  for (const uint32_t size : {line_, sector_, chunk_})
+    if (size == 0 || (size & (size - 1)))
+      throw std::invalid_argument("AccessCursor: line, sector and chunk sizes must be powers of two, not " + std::to_string(size));
+  line_mask_ = line_ - 1;
+  sector_mask_ = sector_ - 1;
+  chunk_mask_ = chunk_ - 1;
   // One round walks the records one after another; a stepped walk takes as many as its longest row.
   rounds_ = steps_ ? 0 : 1;
   if (steps_)
@@ -109,7 +117,7 @@ bool AccessCursor::applies(const trace::AccessRecord& r) const {
 
 uint64_t AccessCursor::step_of(const trace::AccessRecord& r) const {
   const uint64_t raw = (element_bytes(r) + steps_ - 1) / steps_;
-  const uint64_t lines = (raw + line_ - 1) / line_ * line_;
+  const uint64_t lines = (raw + line_mask_) & ~line_mask_;
   // Gathers split at lines in both modes (below); contiguous steps may be fast-mode chunks.
   return r.kind == trace::AccessRecord::Kind::gather ? lines : std::max<uint64_t>(lines, chunk_);
 }
@@ -144,11 +152,11 @@ CtaRequest AccessCursor::next_stepped() {
   const uint64_t lo = round_ * step_, len = std::min(element_bytes(*r), lo + step_) - lo;
   const uint64_t addr = (gather ? start_ + uint64_t(r->rows[item_]) * r->row_pitch_bytes
                                 : start_ + uint64_t(int64_t(item_) * r->stride_bytes)) + lo + item_off_;
-  const uint64_t granule = gather ? line_ : chunk_;
-  const uint64_t boundary = (addr / granule + 1) * granule;
+  const uint64_t granule_mask = gather ? line_mask_ : chunk_mask_;
+  const uint64_t boundary = (addr | granule_mask) + 1;
   const uint64_t take = std::min<uint64_t>(len - item_off_, boundary - addr);
-  const uint64_t a = addr / sector_ * sector_;
-  const uint64_t b = (addr + take + sector_ - 1) / sector_ * sector_;
+  const uint64_t a = addr & ~sector_mask_;
+  const uint64_t b = (addr + take + sector_mask_) & ~sector_mask_;
   const CtaRequest req{a, static_cast<uint32_t>(b - a), r->write, tag_};
   item_off_ += take;
   if (item_off_ >= len) {
@@ -167,29 +175,29 @@ CtaRequest AccessCursor::next() {
   if (steps_) return next_stepped();
   const auto* r = (*records_)[rec_];
   uint64_t addr, span_left;
-  uint32_t granule;  // the largest request this kind of access makes
+  uint64_t granule_mask;  // the largest request this kind of access makes, less one
   if (contiguous_) {
     const uint64_t total = r->count * r->elem_bytes;
     addr = start_ + item_off_;
     span_left = total - item_off_;
-    granule = chunk_;
+    granule_mask = chunk_mask_;
   } else if (r->kind == trace::AccessRecord::Kind::strided) {
     addr = start_ + item_ * r->stride_bytes + item_off_;
     span_left = r->elem_bytes - item_off_;
-    granule = line_;
+    granule_mask = line_mask_;
   } else {
     addr = start_ + uint64_t(r->rows[item_]) * r->row_pitch_bytes + item_off_;
     span_left = r->row_bytes - item_off_;
     // Rows of a gather split at lines in both modes: a row is a few lines, and a coarse request
     // would hold its window entries until its slowest line returned (a latency-bound gather then
     // runs ~8 % slower than its line requests do).
-    granule = line_;
+    granule_mask = line_mask_;
   }
   // Never cross a `granule` boundary; round the ends out to whole sectors.
-  const uint64_t boundary = (addr / granule + 1) * granule;
+  const uint64_t boundary = (addr | granule_mask) + 1;
   const uint64_t take = std::min<uint64_t>(span_left, boundary - addr);
-  const uint64_t lo = addr / sector_ * sector_;
-  const uint64_t hi = (addr + take + sector_ - 1) / sector_ * sector_;
+  const uint64_t lo = addr & ~sector_mask_;
+  const uint64_t hi = (addr + take + sector_mask_) & ~sector_mask_;
   CtaRequest req{lo, static_cast<uint32_t>(hi - lo), r->write, tag_};
 
   item_off_ += take;

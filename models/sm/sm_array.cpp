@@ -294,6 +294,10 @@ void SmArray::issue(uint32_t sm, Tick now) {
     mr.source = sm;
     if (!mem_.try_enqueue(mr, now)) {
       sl.cursor = saved;  // retry the same request once the memory system drains
+      // Held by a limit of its own (its crossbar port full): one of its completions, which issues
+      // again, is the first chance. Retrying at every other event only refused again, and those
+      // refusals were most of a memory-bound kernel's wall time.
+      if (s.lines_in_flight > 0 && mem_.refused_per_source()) return;
       if (!s.stalled) {
         s.stalled = true;
         stalled_.push_back(sm);

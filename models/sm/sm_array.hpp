@@ -133,7 +133,8 @@ class SmArray : public Processor {
   AccessCursor store_cursor(const Kernel& k, uint64_t cta) const;  // an epilogue kernel's stores
   void start_stores(uint32_t sm, uint32_t slot, Tick now);
   void begin_requests(uint32_t sm, uint32_t slot, Tick now);  // a slot's cursor starts: projected, done or issued
-  uint32_t lines_of(uint32_t bytes) const { return (bytes + p_.line_bytes - 1) / p_.line_bytes; }
+  // line_bytes is a power of two (the config's rule): a shift, not a division, on the issue path.
+  uint32_t lines_of(uint32_t bytes) const { return (bytes + p_.line_bytes - 1) >> __builtin_ctz(p_.line_bytes); }
   // A pipelined CTA's loads in flight: all its shared-memory stages but the one its math reads.
   uint32_t pipeline_lines(const trace::KernelRecord& r) const {
     if (!r.double_buffered) return 0;

@@ -55,8 +55,10 @@ class Router : public MemoryDevice {
       throw std::out_of_range("address " + std::to_string(req.addr) + " lies in no region of this target");
     MemRequest r = req;
     if (routes_[w].translate) r.addr &= kWindowMask;
-    return ports_[routes_[w].port]->try_enqueue(r, now);
+    last_port_ = routes_[w].port;
+    return ports_[last_port_]->try_enqueue(r, now);
   }
+  bool refused_per_source() const override { return last_port_ >= 0 && ports_[last_port_]->refused_per_source(); }
   void warm(const MemRequest& req) override {
     const uint64_t w = req.addr >> kRegionWindowBits;
     if (w >= routes_.size() || routes_[w].port < 0) return;
@@ -93,6 +95,7 @@ class Router : public MemoryDevice {
  private:
   std::vector<std::unique_ptr<MemoryDevice>> ports_;
   std::vector<Route> routes_;
+  int last_port_ = -1;  // the port of the latest try_enqueue
 };
 
 // The target handed to callers: forwards to its top device and reports every part by name.
@@ -120,6 +123,7 @@ class MemorySystem : public BuiltTarget {
   }
 
   bool try_enqueue(const MemRequest& r, Tick now) override { return top->try_enqueue(r, now); }
+  bool refused_per_source() const override { return top->refused_per_source(); }
   Tick next_event() const override { return top->next_event(); }
   Tick next_retry() const override { return top->next_retry(); }
   void advance(Tick now, std::vector<MemCompletion>& done) override { top->advance(now, done); }

@@ -307,6 +307,25 @@ TEST(L2Cache, FullSliceQueueRefuses) {
   EXPECT_FALSE(rig.l2.try_enqueue({3, 256, 32, false, 0}, 0));
 }
 
+TEST(L2Cache, ARefusedRequestIsJudgedAgainOnItsOwnLinesWhenRetriedOrWhenItsIdComesBackWithOtherLines) {
+  // Queue depth 2 on one slice: a 3-line request never fits, a 1-line one fits once the queue
+  // drains. The L2 keeps a refused request's line hashes for its retries (a pure function of its
+  // address): a retry must be judged as a first try is, and an id reused for other lines on its own.
+  L2Params p = small();
+  p.queue_depth_per_slice = 2;
+  Rig rig(p);
+  ASSERT_TRUE(rig.l2.try_enqueue({1, 0, 32, false, 0}, 0));
+  ASSERT_TRUE(rig.l2.try_enqueue({2, 128, 32, false, 0}, 0));
+  EXPECT_FALSE(rig.l2.try_enqueue({3, 256, 32, false, 0}, 0));
+  EXPECT_FALSE(rig.l2.try_enqueue({3, 256, 32, false, 0}, 0));  // retried: the queue is still full
+  drain(rig.l2);
+  EXPECT_FALSE(rig.l2.try_enqueue({5, 0, 3 * 128, false, 0}, 0));  // 3 lines > a queue of 2, even empty
+  EXPECT_TRUE(rig.l2.try_enqueue({5, 0, 128, false, 0}, 0));       // the same id, one line: its own judgement
+  EXPECT_TRUE(rig.l2.try_enqueue({3, 256, 32, false, 0}, 0));      // retried after the drain: taken
+  EXPECT_FALSE(rig.l2.try_enqueue({6, 512, 32, false, 0}, 0));     // the queue holds 2 again
+  EXPECT_EQ(rig.stat("refused"), 4.0);
+}
+
 TEST(L2Cache, CapacityThatIsNotWholeSetsIsAConfigError) {
   auto doc = indexsim::config::Document::load_string(R"(
 l2: {impl: sectored_l2, replacement: lru, clock_MHz: 1000, capacity_MiB: 1.1, line_B: 128, sector_B: 32, ways: 16, slices: 4,

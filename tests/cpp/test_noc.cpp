@@ -2,6 +2,10 @@
 // Crossbar timing core: fixed latencies plus per-port bandwidth, against a fixed memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "models/noc/crossbar.hpp"
 #include "models/common/port.hpp"
 #include "tests/cpp/fake_memory.hpp"
@@ -62,6 +66,50 @@ TEST(Crossbar, PortInFlightLimitRefusesOnlyThatPort) {
   EXPECT_TRUE(x.try_enqueue({2, 64, 64, false, 0}, 0));
   EXPECT_FALSE(x.try_enqueue({3, 128, 64, false, 0}, 0));
   EXPECT_TRUE(x.try_enqueue({4, 128, 64, false, 1}, 0));  // another SM port
+}
+
+TEST(Crossbar, APortsRefusalIsItsSourcesOwnUntilASecondSourceSharesThePort) {
+  // sm_ports 4: sources 0 and 4 share port 0. A refusal of source 0 is its own (only its
+  // completions free the port) until source 4 has come through the same port.
+  CrossbarParams p = params();
+  p.max_in_flight_per_port = 1;
+  Crossbar x(p);
+  x.attach(std::make_unique<FixedLatencyMemory>(D));
+  EXPECT_TRUE(x.try_enqueue({1, 0, 64, false, 0}, 0));
+  EXPECT_FALSE(x.try_enqueue({2, 64, 64, false, 0}, 0));
+  EXPECT_TRUE(x.refused_per_source());
+  EXPECT_FALSE(x.try_enqueue({3, 128, 64, false, 4}, 0));
+  EXPECT_FALSE(x.refused_per_source());
+  EXPECT_FALSE(x.try_enqueue({4, 192, 64, false, 0}, 0));
+  EXPECT_FALSE(x.refused_per_source());
+}
+
+TEST(EventHeap, PopsByTimeThenByInsertionWhateverTheOrderOfPushes) {
+  // (time, insertion) is a total order: the heap pops what a stable sort by time gives.
+  indexsim::model::EventHeap<uint32_t> h;
+  std::vector<std::pair<Tick, uint32_t>> ref;
+  uint64_t x = 12345;
+  uint32_t n = 0;
+  for (int round = 0; round < 200; ++round) {
+    for (int k = 0; k < 7; ++k) {
+      x = indexsim::model::mix64(x);
+      const Tick t = x % 50;  // many ties
+      h.push(t, n);
+      ref.emplace_back(t, n++);
+    }
+    std::stable_sort(ref.begin(), ref.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (int k = 0; k < 5; ++k) {
+      ASSERT_EQ(h.top_time(), ref.front().first);
+      EXPECT_EQ(h.pop(), ref.front().second);
+      ref.erase(ref.begin());
+    }
+  }
+  while (!h.empty()) {
+    EXPECT_EQ(h.pop(), ref.front().second);
+    ref.erase(ref.begin());
+  }
+  EXPECT_TRUE(ref.empty());
+  EXPECT_EQ(h.top_time(), kNever);
 }
 
 TEST(Crossbar, WritesCarryTheirDataUpAndAHeaderBack) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <tuple>
 
+#include "models/noc/crossbar.hpp"
 #include "models/sm/sm_array.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/sampling.hpp"
@@ -303,6 +304,61 @@ TEST(Replay, BackPressureDelaysButLosesNothing) {
   auto b = run(rig, {kernel(0, 8)}, {stream_read(0, 8, 16384)}, loose);
   EXPECT_EQ(tight.bytes(), loose.bytes());
   EXPECT_GE(a.step_ns, b.step_ns);
+}
+
+namespace {
+// Forwards everything to a device but never says that a refusal is its source's own: the SMs then
+// retry at every event, as they did before they could wait for their own completions.
+class RetryEveryEvent : public model::MemoryDevice {
+ public:
+  explicit RetryEveryEvent(model::MemoryDevice& d) : d_(d) {}
+  bool try_enqueue(const model::MemRequest& r, model::Tick now) override { return d_.try_enqueue(r, now); }
+  model::Tick next_event() const override { return d_.next_event(); }
+  model::Tick next_retry() const override { return d_.next_retry(); }
+  void advance(model::Tick now, std::vector<model::MemCompletion>& done) override { d_.advance(now, done); }
+  double peak_bandwidth_GBps() const override { return d_.peak_bandwidth_GBps(); }
+  model::Tick idle_read_latency_ps() const override { return d_.idle_read_latency_ps(); }
+  uint64_t capacity_bytes() const override { return d_.capacity_bytes(); }
+  void report(model::StatSink& s, const std::string& c) const override { d_.report(s, c); }
+
+ private:
+  model::MemoryDevice& d_;
+};
+model::CrossbarParams small_crossbar() {
+  model::CrossbarParams p;
+  p.clock_MHz = 1000;
+  p.sm_ports = 4;  // one an SM of kGpu
+  p.memory_ports = 4;
+  p.port_bandwidth_Bpc = 64;
+  p.request_latency_cycles = 10;
+  p.response_latency_cycles = 10;
+  p.header_B = 16;
+  p.line_B = 128;
+  p.max_in_flight_per_port = 4;  // below the SMs' window of 16: every SM is held by its port
+  return p;
+}
+}  // namespace
+
+TEST(Replay, AnSmHeldByItsOwnPortWaitsForItsOwnCompletionsWithTheSameResult) {
+  // The port refuses an SM until one of that SM's own requests completes, which issues again:
+  // retrying at every other event only adds refusals, so waiting changes no time and no byte.
+  Rig rig;
+  model::Crossbar waits(small_crossbar()), retries(small_crossbar());
+  waits.attach(std::make_unique<test::FakeMemory>(400.0, 100.0));
+  retries.attach(std::make_unique<test::FakeMemory>(400.0, 100.0));
+  RetryEveryEvent every(retries);
+  const auto a = run(rig, {kernel(0, 16)}, {stream_read(0, 16, 32768)}, waits);
+  const auto b = run(rig, {kernel(0, 16)}, {stream_read(0, 16, 32768)}, every);
+  EXPECT_EQ(a.step_ns, b.step_ns);
+  EXPECT_EQ(a.bytes_read, b.bytes_read);
+  EXPECT_EQ(a.requests, b.requests);
+  model::StatSink sa, sb;
+  waits.report(sa, "noc");
+  retries.report(sb, "noc");
+  EXPECT_GT(sb.get("noc", "refused"), 0.0);
+  // Waiting: at most one refusal for each completion of its own (each completion issues again).
+  EXPECT_LE(sa.get("noc", "refused"), double(a.requests));
+  EXPECT_LT(sa.get("noc", "refused"), sb.get("noc", "refused"));
 }
 
 TEST(Replay, FastModeSamplesWavesAndExtrapolatesLinearlyInCtas) {
