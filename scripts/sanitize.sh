@@ -9,11 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${INDEXSIM_ASAN_BUILD_DIR:-build-asan}
 JOBS=${JOBS:-$(nproc)}
-args=()
+# LeakSanitizer stops the process at exit and reads every thread's stack; its tracer faults on
+# SystemC's coroutine stacks ("Tracer caught signal 11", about half the runs of DramSystemC.OneRead...
+# on 2026-12-05, passing tests). The tests that run SystemC keep ASan and UBSan, without leak checks.
+systemc='SystemC|Tlm'
+long=()
 if [ "${1:-}" = "--ci" ]; then
   # One alternation of the listed names, anchored: ctest leaves them out.
   names=$(grep -v '^#' tests/cpp/sanitize_long_tests.txt | grep -v '^$' | paste -sd'|')
-  args=(-E "^(${names})\$")
+  long=(-E "^(${names})\$")
 elif [ $# -gt 0 ]; then
   echo "usage: scripts/sanitize.sh [--ci]" >&2
   exit 2
@@ -25,4 +29,10 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SA
 cmake --build "$BUILD" -j "$JOBS" --target indexsim indexsim_tests
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" "${args[@]}" ${SANITIZE_CTEST_ARGS:-})
+status=0
+skip="$systemc"
+[ "${1:-}" = "--ci" ] && skip="^(${names})\$|${systemc}"
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" -E "$skip" ${SANITIZE_CTEST_ARGS:-}) || status=$?
+(cd "$BUILD" && ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
+  ctest --output-on-failure -j "$JOBS" -R "$systemc" "${long[@]}" ${SANITIZE_CTEST_ARGS:-}) || status=$?
+exit $status

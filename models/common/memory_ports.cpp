@@ -28,6 +28,7 @@ class MemoryPorts::Port : public MemoryDevice {
     o_.flights_[slot] = {index_, req.id};
     return true;
   }
+  bool refused_per_source() const override { return o_.mem_.refused_per_source(); }
   Tick next_event() const override { return std::min(o_.mem_.next_event(), buffered_min_); }
   Tick next_retry() const override { return std::min(o_.mem_.next_retry(), buffered_min_); }
   void advance(Tick now, std::vector<MemCompletion>& done) override {

@@ -41,6 +41,7 @@ tlm::tlm_sync_enum MemoryLinkTarget::nb_transport_fw(tlm::tlm_generic_payload& g
   const Tick at = sc_now_ps() + static_cast<Tick>(delay.value());
   if (!core_.try_enqueue(request_of(gp, link->id), at)) {
     ++refused_;
+    gp.get_extension<LinkExtension>()->refused_per_source = core_.refused_per_source();
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     return tlm::TLM_COMPLETED;
   }
@@ -101,6 +102,7 @@ MemoryLink::Payload& MemoryLink::take(const MemRequest& req) {
   Payload& p = pool_.take(req);
   p.link.id = req.id;
   p.link.done = 0;
+  p.link.refused_per_source = false;
   return p;
 }
 
@@ -112,6 +114,7 @@ bool MemoryLink::try_enqueue(const MemRequest& req, Tick now) {
   const tlm::tlm_sync_enum r = socket->nb_transport_fw(p, phase, delay);
   if (r == tlm::TLM_UPDATED && phase == tlm::END_REQ) return true;  // BEGIN_RESP follows
   pool_.give_back(p);
+  refused_per_source_ = p.link.refused_per_source;
   if (r == tlm::TLM_COMPLETED && p.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) return false;
   throw std::logic_error("memory link: the target answered BEGIN_REQ outside the link's protocol");
 }
@@ -152,6 +155,7 @@ class Linked : public MemoryDevice {
     link_->bind(*target_);
   }
   bool try_enqueue(const MemRequest& req, Tick now) override { return link_->try_enqueue(req, now); }
+  bool refused_per_source() const override { return link_->refused_per_source(); }
   Tick next_event() const override { return link_->next_event(); }
   Tick next_retry() const override { return link_->next_retry(); }
   void advance(Tick now, std::vector<MemCompletion>& done) override { link_->advance(now, done); }

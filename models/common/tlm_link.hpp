@@ -47,6 +47,7 @@ class MemoryTimingIf : public virtual sc_core::sc_interface {
 struct LinkExtension : tlm::tlm_extension<LinkExtension> {
   uint64_t id = 0;
   Tick done = 0;
+  bool refused_per_source = false;  // a refused BEGIN_REQ: the core's MemoryDevice::refused_per_source()
   tlm::tlm_extension_base* clone() const override { return new LinkExtension(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const LinkExtension&>(e); }
 };
@@ -101,6 +102,7 @@ class MemoryLink : public sc_core::sc_module, public MemoryDevice {
   bool try_enqueue(const MemRequest& req, Tick now) override;
   Tick next_event() const override { return timing->next_event(); }
   Tick next_retry() const override { return timing->next_retry(); }
+  bool refused_per_source() const override { return refused_per_source_; }
   void advance(Tick now, std::vector<MemCompletion>& done) override;
   void warm(const MemRequest& req) override;
   double peak_bandwidth_GBps() const override { return info_.peak_bandwidth_GBps(); }
@@ -117,6 +119,7 @@ class MemoryLink : public sc_core::sc_module, public MemoryDevice {
   const MemoryDevice& info_;
   PayloadPool<Payload> pool_;
   std::vector<MemCompletion>* collect_ = nullptr;  // during advance(): where BEGIN_RESP's completions go
+  bool refused_per_source_ = false;  // what the target said of the latest refusal
 };
 
 // A unit reached through a TLM-2.0 link: `core` behind a MemoryLinkTarget, and a MemoryLink in
