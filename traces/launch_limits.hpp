@@ -28,6 +28,7 @@ struct FabricLimits {
   double switch_latency_ns = 0;        // one way through the switch
   bool nvls = false;
   double nvls_wire_factor = 1;         // bytes on the wire per payload byte of a multimem operation
+  double nvls_efficiency = 1;          // fraction of the links' bandwidth NVLS's multimem operations reach
   // The library's latency model: per operation (base) and per step over NVLink, microseconds.
   double base_latency_us[kCollAlgos][kCollProtos] = {};
   double step_latency_us[kCollAlgos][kCollProtos] = {};

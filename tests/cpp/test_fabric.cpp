@@ -106,6 +106,7 @@ TEST(CollectivePlan, NvlsSendsTheMessageOnceAboutHalfOfARing) {
   auto f = h200_fabric();
   ASSERT_TRUE(f.nvls);
   f.nvls_wire_factor = 1.0;  // the bytes themselves, without the multimem overhead
+  f.nvls_efficiency = 1.0;
   const uint64_t S = 256ull << 20;
   const uint32_t n = 8;
   f.pinned_algo = int(trace::CollAlgo::nvls);
@@ -116,6 +117,24 @@ TEST(CollectivePlan, NvlsSendsTheMessageOnceAboutHalfOfARing) {
   EXPECT_EQ(nvls.wire_bytes, S);
   EXPECT_NEAR(double(nvls.wire_bytes) / double(ring.wire_bytes), double(n) / (2 * (n - 1)), 1e-6);
   EXPECT_DOUBLE_EQ(nvls.latency_us, f.step_latency_us[int(trace::CollAlgo::nvls)][int(trace::CollProto::simple)]);
+}
+
+// NVLS at efficiency e holds the links S * nvls_wire_factor / e as long as S bytes would take:
+// predicted = latency + S * w / e / B, and the simulated kernel writes that many bytes to the port.
+TEST(CollectivePlan, NvlsEfficiencyStretchesItsLinkTime) {
+  auto f = h200_fabric();
+  f.pinned_algo = int(trace::CollAlgo::nvls);
+  const uint64_t S = 64ull << 20;
+  f.nvls_efficiency = 1.0;
+  const auto full = trace::plan_collective(trace::KernelKind::all_reduce, S, 8, f);
+  f.nvls_efficiency = 0.5;
+  const auto half = trace::plan_collective(trace::KernelKind::all_reduce, S, 8, f);
+  EXPECT_EQ(half.wire_bytes, uint64_t(std::ceil(double(S) * f.nvls_wire_factor / 0.5)));
+  EXPECT_NEAR(half.predicted_us - half.latency_us, 2 * (full.predicted_us - full.latency_us), 1e-6);
+  EXPECT_DOUBLE_EQ(half.latency_us, full.latency_us);
+  // NCCL's choice sees it too: with NVLS at half efficiency a large all-reduce goes by ring.
+  f.pinned_algo = -1;
+  EXPECT_EQ(trace::plan_collective(trace::KernelKind::all_reduce, S, 8, f).algo, trace::CollAlgo::ring);
 }
 
 TEST(CollectivePlan, NcclChoosesLowLatencyForSmallAndBandwidthForLargeMessages) {

@@ -44,10 +44,11 @@ Movement movement(KernelKind op, CollAlgo a, uint32_t n, const FabricLimits& f) 
     case KernelKind::all_reduce:
       // Ring: reduce-scatter then all-gather, 2(n-1) steps of S/n. Tree (a chain inside one
       // domain): S up and S down. NVLS: each GPU sends its input once to the switch, which
-      // reduces and multicasts; the multimem path carries nvls_wire_factor bytes a byte.
+      // reduces and multicasts; the multimem path carries nvls_wire_factor bytes a byte, and
+      // the switch's reductions keep the links busy 1/nvls_efficiency as long as those bytes.
       if (a == CollAlgo::ring) return {2 * (n - 1), 2 * share, 1, 1};
       if (a == CollAlgo::tree) return {2 * (n - 1), 2.0, 1, 1};
-      return {1, f.nvls_wire_factor, 1, 1};
+      return {1, f.nvls_wire_factor / f.nvls_efficiency, 1, 1};
     case KernelKind::all_gather: return {n - 1, share, 1.0 / n, 1};
     case KernelKind::reduce_scatter: return {n - 1, share, 1, 1.0 / n};
     case KernelKind::all_to_all: return {1, share, 1, 1};  // point-to-point to every peer at once
@@ -142,6 +143,9 @@ FabricLimits read_fabric_limits(const config::Node& hw) {
   f.switch_latency_ns = fab->req<double>("switch_latency_ns", Rule::non_negative());
   f.nvls = fab->req<bool>("nvls");
   f.nvls_wire_factor = fab->req<double>("nvls_wire_factor", Rule::range(1, 4));
+  // Only a switch with NVLS has an efficiency for it.
+  f.nvls_efficiency = f.nvls ? fab->req<double>("nvls_efficiency", Rule::range(0.05, 1))
+                             : fab->opt<double>("nvls_efficiency", 1.0, Rule::range(0.05, 1));
   const config::Node c = hw.child("collectives");
   for (int a = 0; a < kCollAlgos; ++a) {
     const config::Node al = c.child("latency_us").child(kAlgoNames[a]);
