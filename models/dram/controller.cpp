@@ -12,8 +12,8 @@ Cycle plus_minus(Cycle a, Cycle b, Cycle c) { return a + b > c ? a + b - c : 0; 
 
 }  // namespace
 
-Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* checker)
-    : p_(&p), index_(index), checker_(checker) {
+Controller::Controller(const DramParams& p, uint32_t index, TimingChecker* checker, CommandBus* shared_bus)
+    : p_(&p), index_(index), checker_(checker), shared_bus_(shared_bus) {
   banks_.resize(p.banks_per_pc());
   queues_.resize(2 * size_t(p.banks_per_pc()));
   groups_.resize(p.groups_per_pc());
@@ -64,11 +64,19 @@ void Controller::hit_changed(int w, uint32_t bank) {
 void Controller::use_row_bus(Cycle at, Cycle clocks) {
   row_bus_free_ = at + clocks;
   if (!p_->separate_row_column_buses) col_bus_free_ = row_bus_free_;
+  if (shared_bus_) {   // only the bus this command took: the other may have moved since the plan
+    shared_bus_->row_free = row_bus_free_;
+    if (!p_->separate_row_column_buses) shared_bus_->col_free = col_bus_free_;
+  }
 }
 
 void Controller::use_col_bus(Cycle at) {
   col_bus_free_ = at + p_->t.col_bus;
   if (!p_->separate_row_column_buses) row_bus_free_ = col_bus_free_;
+  if (shared_bus_) {
+    shared_bus_->col_free = col_bus_free_;
+    if (!p_->separate_row_column_buses) shared_bus_->row_free = row_bus_free_;
+  }
 }
 
 void Controller::issue(Cmd cmd, Cycle at, uint32_t bank, uint32_t row) {
@@ -167,6 +175,7 @@ void Controller::enqueue(const Chunk& c, Cycle now) {
 
 void Controller::replan() {
   const Cycle cur = cur_;
+  if (shared_bus_) row_bus_free_ = shared_bus_->row_free, col_bus_free_ = shared_bus_->col_free;
   if (ref_pending_ && p_->all_bank_refresh()) {
     // Everything waits for the refresh: close all banks, then REF once tRP has passed everywhere.
     bool any_open = false;
@@ -264,6 +273,12 @@ void Controller::step(std::vector<ChunkDone>& done) {
   // A due refresh planned while one was pending may lie behind: time never runs back.
   const Cycle t = std::max(pl.at, cur_);
   cur_ = t;
+  if (shared_bus_ && pl.kind != Kind::kNone && pl.kind != Kind::kRefDue &&
+      (pl.kind == Kind::kCol ? shared_bus_->col_free : shared_bus_->row_free) > t) {
+    // Another pseudo-channel of the channel took the bus since this plan was made.
+    replan();
+    return;
+  }
   switch (pl.kind) {
     case Kind::kNone:
       return;

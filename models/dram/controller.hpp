@@ -58,9 +58,17 @@ struct ControllerStats {
   Cycle last_write_end = 0;           // data end of the last write burst issued
 };
 
+// When the command bus is free next: one per pseudo-channel, or one shared by a channel's
+// pseudo-channels (command_bus_scope: channel), owned by the device.
+struct CommandBus {
+  Cycle row_free = 0, col_free = 0;
+};
+
 class Controller {
  public:
-  Controller(const DramParams& p, uint32_t index, TimingChecker* checker);
+  // `shared_bus`: the channel's bus, which outlives the controller and which the other
+  // pseudo-channels of the channel use too; nullptr: the pseudo-channel has its own.
+  Controller(const DramParams& p, uint32_t index, TimingChecker* checker, CommandBus* shared_bus = nullptr);
 
   bool can_accept(bool write, uint32_t chunks) const {
     return count_[write] + chunks <= (write ? p_->write_queue_entries : p_->read_queue_entries);
@@ -177,7 +185,8 @@ class Controller {
   Cycle cur_ = 0;
   Cycle act_ready_ = 0;
   std::array<Cycle, 2> col_ready_{0, 0};
-  Cycle row_bus_free_ = 0, col_bus_free_ = 0;
+  Cycle row_bus_free_ = 0, col_bus_free_ = 0;           // a shared bus's, as of the last replan or use
+  CommandBus* shared_bus_;
   Cycle pre_ready_ = 0;                                 // tPPD after the last PRE/PREA
   Cycle refsb_ready_ = 0;                               // tRREFD after the last REFsb
   std::array<Cycle, 2> tRCD_{0, 0};                     // [write]: tRCDRD, tRCDWR

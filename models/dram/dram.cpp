@@ -23,9 +23,12 @@ DramDevice::DramDevice(DramParams p)
       controller_latency_ps_(ns_to_ps(p_.controller_latency_ns)),
       lookahead_ps_((p_.t.tCL + p_.t.burst) * p_.clock_period_ps + controller_latency_ps_) {
   if (p_.check_timing) checker_ = std::make_unique<TimingChecker>(p_, /*keep_log=*/true);
-  const uint32_t n = p_.pseudo_channels();
+  const uint32_t n = p_.pseudo_channels(), per_channel = p_.pseudo_channels_per_channel;
+  // Sized once: the controllers keep pointers into it.
+  if (p_.command_bus_per_channel) buses_.resize(n / per_channel);
   ctrls_.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) ctrls_.emplace_back(p_, i, checker_.get());
+  for (uint32_t i = 0; i < n; ++i)
+    ctrls_.emplace_back(p_, i, checker_.get(), p_.command_bus_per_channel ? &buses_[i / per_channel] : nullptr);
   if (n >= (1u << kPcBits)) throw std::invalid_argument("dram: more than 65535 pseudo-channels");
   next_at_.assign(n, kNoCycle);
   need_.assign(n, 0);
@@ -49,15 +52,35 @@ void DramDevice::process_until(Tick now, bool inclusive) {
   if (!due(earliest_)) return;
   batch_.clear();
   Cycle earliest = kNoCycle;
-  for (uint32_t pc = 0; pc < ctrls_.size(); ++pc) {
-    if (due(next_at_[pc])) {
-      Controller& c = ctrls_[pc];
-      while (due(c.next_event())) c.step(step_out_);
-      for (const ChunkDone& d : step_out_) batch_.push_back({d.data_end << kPcBits | pc, d.parent});
-      step_out_.clear();
-      next_at_[pc] = c.next_event();
+  auto take = [&](uint32_t pc) {
+    for (const ChunkDone& d : step_out_) batch_.push_back({d.data_end << kPcBits | pc, d.parent});
+    step_out_.clear();
+    next_at_[pc] = ctrls_[pc].next_event();
+  };
+  if (!p_.command_bus_per_channel) {
+    for (uint32_t pc = 0; pc < ctrls_.size(); ++pc) {
+      if (due(next_at_[pc])) {
+        Controller& c = ctrls_[pc];
+        while (due(c.next_event())) c.step(step_out_);
+        take(pc);
+      }
+      earliest = std::min(earliest, next_at_[pc]);
     }
-    earliest = std::min(earliest, next_at_[pc]);
+  } else {
+    // A channel's pseudo-channels share its command bus: their commands go in time order (ties to
+    // the lower one), each seeing the bus as the others left it.
+    const uint32_t k = p_.pseudo_channels_per_channel;
+    for (uint32_t first = 0; first < ctrls_.size(); first += k) {
+      for (;;) {
+        uint32_t pc = first;
+        for (uint32_t i = first + 1; i < first + k; ++i)
+          if (next_at_[i] < next_at_[pc]) pc = i;
+        if (!due(next_at_[pc])) break;
+        ctrls_[pc].step(step_out_);
+        take(pc);
+      }
+      for (uint32_t i = first; i < first + k; ++i) earliest = std::min(earliest, next_at_[i]);
+    }
   }
   earliest_ = earliest;
   // Each pseudo-channel's reads finish in order and at most one per clock, so sorting by (clock,

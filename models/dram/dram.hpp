@@ -71,10 +71,12 @@ class DramDevice : public MemoryDevice {
   Tick period_ps_;
   Tick controller_latency_ps_;
   std::unique_ptr<TimingChecker> checker_;
+  std::vector<CommandBus> buses_;          // one per channel when its pseudo-channels share one
   std::vector<Controller> ctrls_;
 
-  // Each controller's next command clock, and the earliest of them (exact). The pseudo-channels are
-  // independent, so process_until runs every due controller to the limit in any order; a flat
+  // Each controller's next command clock, and the earliest of them (exact). Pseudo-channels with
+  // their own command buses are independent, so process_until runs every due controller to the
+  // limit in any order; those sharing a channel's bus take their commands in time order. A flat
   // scan of this array beats a heap (most controllers are busy whenever one is).
   std::vector<Cycle> next_at_;
   Cycle earliest_ = kNoCycle;

@@ -79,6 +79,11 @@ DramParams load_dram_params(const config::Node& n) {
     n.fail(n.has("write_high_watermark") ? "write_high_watermark" : "write_high_watermark_fraction", "0 entries",
            "the write drain must start at one entry or more");
   p.separate_row_column_buses = n.req<bool>("separate_row_column_buses");
+  // Command buses per pseudo-channel, or one set per channel that its pseudo-channels share (HBM's
+  // pseudo-channels take their commands over the channel's C/A pins; Ramulator 2 issues one command
+  // a clock per channel).
+  const auto bus_scope = n.opt<std::string>("command_bus_scope", "pseudo_channel", Rule::choice({"pseudo_channel", "channel"}));
+  p.command_bus_per_channel = bus_scope == "channel";
   p.controller_latency_ns = n.req<double>("controller_latency_ns", Rule::non_negative());
   const auto refresh = n.req<std::string>(
       "refresh", Rule::choice({"all_bank_simultaneous", "all_bank_staggered", "per_bank", "none"}));

@@ -74,6 +74,7 @@ struct DramParams {
   uint32_t write_low_watermark = 0;
   bool queue_per_channel = false;          // the queue sizes hold for a channel's pseudo-channels together
   bool separate_row_column_buses = true;   // HBM has separate row and column command buses
+  bool command_bus_per_channel = false;    // the pseudo-channels of a channel share its command bus(es)
   double controller_latency_ns = 0;        // front-end + PHY pipeline added to every read
   RefreshMode refresh = RefreshMode::kAllBankStaggered;
   // JEDEC lets a controller postpone up to 8 refreshes while it is busy and pull up to 8 in while

@@ -44,12 +44,14 @@ void TimingChecker::on_command(const CommandRecord& c) {
 
   // A command occupies its bus for its clocks (act_command_tCK, row_command_tCK, column_command_tCK).
   const int64_t clocks = int64_t(c.cmd == Cmd::kAct ? T.act_bus : row_cmd ? T.row_bus : T.col_bus);
+  // The bus is the pseudo-channel's own, or its channel's (kept in the channel's first one).
+  PcHist& bus = p_.command_bus_per_channel ? pcs_.at(c.pc - c.pc % p_.pseudo_channels_per_channel) : pc;
   if (p_.separate_row_column_buses) {
-    require(t >= (row_cmd ? pc.row_cmd_free : pc.col_cmd_free), c, "command bus still busy with the previous command");
-    (row_cmd ? pc.row_cmd_free : pc.col_cmd_free) = t + clocks;
+    require(t >= (row_cmd ? bus.row_cmd_free : bus.col_cmd_free), c, "command bus still busy with the previous command");
+    (row_cmd ? bus.row_cmd_free : bus.col_cmd_free) = t + clocks;
   } else {
-    require(t >= std::max(pc.row_cmd_free, pc.col_cmd_free), c, "command bus still busy with the previous command");
-    pc.row_cmd_free = pc.col_cmd_free = t + clocks;
+    require(t >= std::max(bus.row_cmd_free, bus.col_cmd_free), c, "command bus still busy with the previous command");
+    bus.row_cmd_free = bus.col_cmd_free = t + clocks;
   }
   const int sid = int(c.bank / (p_.bank_groups * p_.banks_per_group));
 

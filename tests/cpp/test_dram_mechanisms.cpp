@@ -5,6 +5,7 @@
 // accounting of the trace path. The timing checker is on everywhere.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <fstream>
@@ -191,6 +192,43 @@ TEST(DramMechanisms, TppdSpacesPrechargesAndActOccupiesTheRowBusForItsClocks) {
   expect_no_violations(*d);
 }
 
+TEST(DramMechanisms, PseudoChannelsSharingTheChannelsCommandBusTakeTurnsOnIt) {
+  // A read to a closed bank in each pseudo-channel of channel 0, both arriving at clock 0. With a
+  // command bus each, both ACTs issue at the same clock. With one bus per channel (and one for row
+  // and column commands), the second ACT waits act_command_tCK for the first, and every command of
+  // the channel starts no sooner than the previous one's last bus clock.
+  for (const bool shared : {false, true}) {
+    auto d = load_hbm("h200", {"refresh=none", "check_timing=true", "act_command_tCK=2", "separate_row_column_buses=false",
+                               std::string("command_bus_scope=") + (shared ? "channel" : "pseudo_channel")});
+    const auto& p = d->params();
+    ASSERT_EQ(p.pseudo_channels_per_channel, 2u);
+    const auto in_pc = [&](uint32_t pc) {
+      return find_addr(*d, [=](const DramAddress& a) { return a.pc == pc && a.bank == 0 && a.row == 0; });
+    };
+    ASSERT_TRUE(d->try_enqueue(rd(1, in_pc(0)), 0));
+    ASSERT_TRUE(d->try_enqueue(rd(2, in_pc(1)), 0));
+    drain(*d);
+    const auto a0 = commands(*d, 0, Cmd::kAct), a1 = commands(*d, 1, Cmd::kAct);
+    ASSERT_EQ(a0.size(), 1u);
+    ASSERT_EQ(a1.size(), 1u);
+    if (!shared) {
+      EXPECT_EQ(a1[0].at, a0[0].at);
+    } else {
+      EXPECT_EQ(a1[0].at, a0[0].at + p.t.act_bus);   // ties go to the lower pseudo-channel
+      std::vector<CommandRecord> ch;
+      for (const auto& c : d->checker()->log())
+        if (c.pc < 2) ch.push_back(c);
+      std::sort(ch.begin(), ch.end(), [](const CommandRecord& x, const CommandRecord& y) { return x.at < y.at; });
+      for (size_t i = 1; i < ch.size(); ++i) {
+        const bool col = ch[i - 1].cmd == Cmd::kRd || ch[i - 1].cmd == Cmd::kWr;
+        const auto busy = ch[i - 1].cmd == Cmd::kAct ? p.t.act_bus : col ? p.t.col_bus : p.t.row_bus;
+        EXPECT_GE(ch[i].at, ch[i - 1].at + busy) << i;
+      }
+    }
+    expect_no_violations(*d);
+  }
+}
+
 TEST(DramMechanisms, TrrefdSpacesAPerBankRefreshFromTheNextActOfAnotherBank) {
   // REFsb of bank 0 at tREFIsb, a read of bank 5 arriving then: its ACT waits tRREFD (not one
   // clock), so its latency is tRREFD + tRCDRD + tCL + burst.
@@ -295,7 +333,8 @@ TEST(DramMechanisms, RefreshesPulledInWhileIdleCancelTheNextDueOnes) {
 }
 
 TEST(DramMechanisms, RandomTrafficUnderEveryNewConstraintNeverBreaksOne) {
-  for (const char* refresh : {"refresh=per_bank", "refresh=all_bank_simultaneous", "refresh=all_bank_staggered"}) {
+  for (const char* refresh : {"refresh=per_bank", "refresh=all_bank_simultaneous", "refresh=all_bank_staggered",
+                              "command_bus_scope=channel"}) {
     auto d = load_hbm("h200", {refresh, "check_timing=true", "write_high_watermark=8", "write_low_watermark=2",
                                "tCCDR_tCK=3", "tPPD_tCK=2", "tRREFD_tCK=4", "act_command_tCK=2",
                                "refresh_postpone_max=4", "refresh_pull_in_max=2"});
