@@ -101,6 +101,7 @@ TEST(DramMechanisms, BadTimingKeysAreOneLineErrorsNamingTheKey) {
   EXPECT_NE(load_error(stack, {"column_command_tCK=3"}).find("column_command_tCK"), std::string::npos);   // > tCCD_S
   EXPECT_NE(load_error(stack, {"read_queue_entries=0"}).find("read_queue_entries"), std::string::npos);   // no burst fits
   EXPECT_NE(load_error(stack, {"queue_scope=bank"}).find("queue_scope"), std::string::npos);
+  EXPECT_NE(load_error(stack, {"command_bus_scope=bank"}).find("command_bus_scope"), std::string::npos);
   for (const auto& e : {load_error(stack, {"tCL_ns=14.4"}), load_error(stack, {"refresh=all_bank"})})
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
