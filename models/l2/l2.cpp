@@ -86,10 +86,49 @@ L2Cache::SetRef L2Cache::set_of(uint64_t line) const {
     if (i >= block_perm_.size()) i -= block_perm_.size();
     h = block_perm_[i];
   }
+  return set_at(h);
+}
+
+L2Cache::SetRef L2Cache::set_at(uint64_t h) const {
   const uint64_t q = by_slices_.div(h);
   const auto slice = static_cast<uint32_t>(h - q * p_.slices);
   const auto set = static_cast<uint32_t>(by_sets_.mod(q));
   return {slice, (slice * sets_ + set) * p_.ways};
+}
+
+void L2Cache::sets_of(uint64_t first, uint64_t last, std::vector<SetRef>& out) const {
+  if (block_perm_.empty()) {
+    for (uint64_t l = first; l <= last; ++l) out.push_back(set_of(l));
+    return;
+  }
+  // As set_of, line by line, but a block's offset is hashed once: consecutive lines of one block
+  // take consecutive places in its permutation.
+  const uint64_t n = block_perm_.size();
+  uint64_t g = by_all_sets_.div(first), in_block = first - g * n;
+  uint64_t i = in_block + by_all_sets_.mod(mix64(g));
+  if (i >= n) i -= n;
+  for (uint64_t l = first; l <= last; ++l) {
+    out.push_back(set_at(block_perm_[i]));
+    if (++in_block == n) {
+      in_block = 0;
+      i = by_all_sets_.mod(mix64(++g));
+    } else if (++i == n) {
+      i = 0;
+    }
+  }
+}
+
+std::pair<uint32_t, uint32_t> L2Cache::home_of(uint64_t line) const {
+  const SetRef r = set_of(line);
+  return {r.slice, r.base / p_.ways - r.slice * sets_};
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> L2Cache::homes_of(uint64_t first, uint64_t last) const {
+  std::vector<SetRef> refs;
+  sets_of(first, last, refs);
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (const SetRef& r : refs) out.emplace_back(r.slice, r.base / p_.ways - r.slice * sets_);
+  return out;
 }
 
 L2Cache::SetRef L2Cache::copy_set(SetRef home, uint32_t partition) const {
@@ -131,7 +170,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     kept.used = false;
   } else {
     homes_.clear();
-    for (uint64_t l = first; l <= last; ++l) homes_.push_back(set_of(l));
+    sets_of(first, last, homes_);
   }
   line_sets_ = homes_;
   line_copy_.clear();

@@ -16,6 +16,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/common/fast_div.hpp"
@@ -71,6 +72,10 @@ class L2Cache : public FrontDevice {
   uint64_t dirty_bytes(uint32_t account) const override {
     return account < dirty_held_.size() ? dirty_held_[account] : 0;
   }
+  // Where lines live: each one's home slice and set, line by line or for a run of lines at once
+  // (the path requests take); the same answer either way.
+  std::pair<uint32_t, uint32_t> home_of(uint64_t line) const;
+  std::vector<std::pair<uint32_t, uint32_t>> homes_of(uint64_t first, uint64_t last) const;
 
  private:
   static constexpr uint32_t kNone = ~0u;
@@ -121,7 +126,9 @@ class L2Cache : public FrontDevice {
   struct SetRef {
     uint32_t slice, base;  // the line's slice, and its set's first way in lines_
   };
-  SetRef set_of(uint64_t line) const;  // one hash gives both
+  SetRef set_of(uint64_t line) const;
+  SetRef set_at(uint64_t h) const;   // the slice and set of a hash (a place among all sets)
+  void sets_of(uint64_t first, uint64_t last, std::vector<SetRef>& out) const;   // set_of of each line, appended  // one hash gives both
   uint32_t partition_of(uint32_t slice) const { return static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices); }
   SetRef copy_set(SetRef home, uint32_t partition) const;  // where `partition` keeps copies of home's lines
   bool copy_lookup(uint32_t slice, uint32_t piece, Tick t);  // served at the copy's slice; false: sent home (evicted)

@@ -278,6 +278,21 @@ TEST(L2Cache, BlockPermutationSpreadsAContiguousBufferEvenlySoThatOneCapacityFit
   }
 }
 
+// A request's lines are placed in one pass (a block's offset hashed once); line by line gives the
+// same slice and set for each, across block boundaries (a block is slices x sets lines: 64 here).
+TEST(L2Cache, ARunOfLinesIsPlacedAsEachLineAlone) {
+  for (const std::string index : {"block_permutation", "hashed"}) {
+    L2Params p = small(4, 4, 16);
+    p.set_index = index;
+    L2Cache l2(p);
+    for (const auto& [first, last] : {std::pair<uint64_t, uint64_t>{0, 0}, {60, 70}, {63, 64}, {5, 200}, {1000001, 1000130}}) {
+      const auto run = l2.homes_of(first, last);
+      ASSERT_EQ(run.size(), last - first + 1);
+      for (uint64_t l = first; l <= last; ++l) EXPECT_EQ(run[l - first], l2.home_of(l)) << index << " line " << l;
+    }
+  }
+}
+
 TEST(L2Cache, MissWithoutAFreeMshrStallsItsSliceUntilAFillReturns) {
   L2Params p = small();
   p.mshrs_per_slice = 1;
