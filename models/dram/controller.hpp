@@ -185,7 +185,9 @@ class Controller {
   Cycle cur_ = 0;
   Cycle act_ready_ = 0;
   std::array<Cycle, 2> col_ready_{0, 0};
-  Cycle row_bus_free_ = 0, col_bus_free_ = 0;           // a shared bus's, as of the last replan or use
+  // When the command buses are next free: the pseudo-channel's own, or a shared bus as of this
+  // controller's last replan or command (planning reads these, not the shared copy).
+  Cycle row_bus_free_ = 0, col_bus_free_ = 0;
   CommandBus* shared_bus_;
   Cycle pre_ready_ = 0;                                 // tPPD after the last PRE/PREA
   Cycle refsb_ready_ = 0;                               // tRREFD after the last REFsb

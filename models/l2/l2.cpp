@@ -43,8 +43,8 @@ L2Params L2Params::from(const config::Node& n) {
 }
 
 L2Cache::L2Cache(const L2Params& p)
-    : p_(p), clk_(p.clock_MHz), sets_(p.sets_per_slice()), sectors_per_line_(p.line_B / p.sector_B),
-      by_slices_(std::max(1u, p.slices)), by_sets_(std::max(1u, p.sets_per_slice())),
+    : p_(p), clk_(p.clock_MHz), sectors_per_line_(p.line_B / p.sector_B),
+      index_(p.slices, p.sets_per_slice(), p.ways, p.set_index == "block_permutation"),
       lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), tags_(lines_.size(), 0), slices_(p.slices),
       mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice),
       policy_(ReplacementRegistry::instance().make(p.replacement, 1)),
@@ -52,16 +52,6 @@ L2Cache::L2Cache(const L2Params& p)
   slice_lines_.assign(p_.slices, 0);
   for (uint32_t s = 0; s < p_.slices; ++s)
     for (uint32_t m = p_.mshrs_per_slice; m-- > 0;) slices_[s].free_mshrs.push_back(s * p_.mshrs_per_slice + m);
-  if (p_.set_index == "block_permutation") {
-    // One fixed shuffle of the cache's sets (Fisher-Yates driven by splitmix64, not <random>, whose
-    // shuffles differ between standard libraries): the same on every machine.
-    const uint64_t n = uint64_t{p_.slices} * sets_;
-    block_perm_.resize(n);
-    for (uint64_t i = 0; i < n; ++i) block_perm_[i] = static_cast<uint32_t>(i);
-    uint64_t x = 0x1f2e3d4c5b6a7988ull;
-    for (uint64_t i = n; i > 1; --i) std::swap(block_perm_[i - 1], block_perm_[mix64(++x) % i]);
-    by_all_sets_ = FastDiv(n);
-  }
 }
 
 template <class T>
@@ -74,68 +64,6 @@ uint32_t L2Cache::take(std::vector<T>& pool, std::vector<uint32_t>& free, const 
   free.pop_back();
   pool[i] = v;
   return i;
-}
-
-L2Cache::SetRef L2Cache::set_of(uint64_t line) const {
-  uint64_t h;
-  if (block_perm_.empty()) {
-    h = mix64(line);
-  } else {  // block_permutation: the line's place in its block of n, turned by the block's offset
-    const uint64_t g = by_all_sets_.div(line);
-    uint64_t i = line - g * block_perm_.size() + by_all_sets_.mod(mix64(g));
-    if (i >= block_perm_.size()) i -= block_perm_.size();
-    h = block_perm_[i];
-  }
-  return set_at(h);
-}
-
-L2Cache::SetRef L2Cache::set_at(uint64_t h) const {
-  const uint64_t q = by_slices_.div(h);
-  const auto slice = static_cast<uint32_t>(h - q * p_.slices);
-  const auto set = static_cast<uint32_t>(by_sets_.mod(q));
-  return {slice, (slice * sets_ + set) * p_.ways};
-}
-
-void L2Cache::sets_of(uint64_t first, uint64_t last, std::vector<SetRef>& out) const {
-  if (block_perm_.empty()) {
-    for (uint64_t l = first; l <= last; ++l) out.push_back(set_of(l));
-    return;
-  }
-  // As set_of, line by line, but a block's offset is hashed once: consecutive lines of one block
-  // take consecutive places in its permutation.
-  const uint64_t n = block_perm_.size();
-  uint64_t g = by_all_sets_.div(first), in_block = first - g * n;
-  uint64_t i = in_block + by_all_sets_.mod(mix64(g));
-  if (i >= n) i -= n;
-  for (uint64_t l = first; l <= last; ++l) {
-    out.push_back(set_at(block_perm_[i]));
-    if (++in_block == n) {
-      in_block = 0;
-      i = by_all_sets_.mod(mix64(++g));
-    } else if (++i == n) {
-      i = 0;
-    }
-  }
-}
-
-std::pair<uint32_t, uint32_t> L2Cache::home_of(uint64_t line) const {
-  const SetRef r = set_of(line);
-  return {r.slice, r.base / p_.ways - r.slice * sets_};
-}
-
-std::vector<std::pair<uint32_t, uint32_t>> L2Cache::homes_of(uint64_t first, uint64_t last) const {
-  std::vector<SetRef> refs;
-  sets_of(first, last, refs);
-  std::vector<std::pair<uint32_t, uint32_t>> out;
-  for (const SetRef& r : refs) out.emplace_back(r.slice, r.base / p_.ways - r.slice * sets_);
-  return out;
-}
-
-L2Cache::SetRef L2Cache::copy_set(SetRef home, uint32_t partition) const {
-  const uint32_t per = p_.slices / p_.partitions;
-  const uint32_t slice = partition * per + home.slice % per;
-  const uint32_t set = home.base / p_.ways - home.slice * sets_;
-  return {slice, (slice * sets_ + set) * p_.ways};
 }
 
 uint32_t L2Cache::find(uint32_t base, uint64_t line) const {
@@ -170,7 +98,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     kept.used = false;
   } else {
     homes_.clear();
-    sets_of(first, last, homes_);
+    index_.of_run(first, last, homes_);
   }
   line_sets_ = homes_;
   line_copy_.clear();

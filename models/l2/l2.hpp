@@ -16,12 +16,11 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "models/common/fast_div.hpp"
 #include "models/common/replacement.hpp"
 #include "models/common/port.hpp"
+#include "models/l2/set_index.hpp"
 
 namespace indexsim::model {
 
@@ -41,11 +40,9 @@ struct L2Params {
   uint32_t mshrs_per_slice = 0;
   uint32_t queue_depth_per_slice = 0;
   std::string replacement = "lru";   // a ReplacementRegistry name (models/replacement/)
-  // How a line finds its slice and set. hashed: a 64-bit mix of the line address, so lines land
-  // independently and a set can overflow before the cache is full. block_permutation: each aligned
-  // block of (slices x sets) lines is a fixed shuffle of every set, turned by a hash of the block, so
-  // a contiguous buffer spreads evenly and fills the cache before any set overflows, and strides
-  // still scatter.
+  // How a line finds its slice and set (models/l2/set_index.hpp): hashed (lines land independently,
+  // a set can overflow before the cache is full) or block_permutation (a contiguous buffer fills
+  // the cache before any set overflows).
   std::string set_index = "hashed";
 
   static L2Params from(const config::Node& n);
@@ -72,10 +69,6 @@ class L2Cache : public FrontDevice {
   uint64_t dirty_bytes(uint32_t account) const override {
     return account < dirty_held_.size() ? dirty_held_[account] : 0;
   }
-  // Where lines live: each one's home slice and set, line by line or for a run of lines at once
-  // (the path requests take); the same answer either way.
-  std::pair<uint32_t, uint32_t> home_of(uint64_t line) const;
-  std::vector<std::pair<uint32_t, uint32_t>> homes_of(uint64_t first, uint64_t last) const;
 
  private:
   static constexpr uint32_t kNone = ~0u;
@@ -123,14 +116,12 @@ class L2Cache : public FrontDevice {
     uint32_t index;
   };
 
-  struct SetRef {
-    uint32_t slice, base;  // the line's slice, and its set's first way in lines_
-  };
-  SetRef set_of(uint64_t line) const;
-  SetRef set_at(uint64_t h) const;   // the slice and set of a hash (a place among all sets)
-  void sets_of(uint64_t first, uint64_t last, std::vector<SetRef>& out) const;   // set_of of each line, appended  // one hash gives both
+  using SetRef = SetIndex::Ref;  // base: the set's first way in lines_
+  SetRef set_of(uint64_t line) const { return index_.of(line); }
   uint32_t partition_of(uint32_t slice) const { return static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices); }
-  SetRef copy_set(SetRef home, uint32_t partition) const;  // where `partition` keeps copies of home's lines
+  SetRef copy_set(SetRef home, uint32_t partition) const {  // where `partition` keeps copies of home's lines
+    return index_.in_partition(home, partition, p_.partitions);
+  }
   bool copy_lookup(uint32_t slice, uint32_t piece, Tick t);  // served at the copy's slice; false: sent home (evicted)
   void leave_copy(uint32_t piece, uint32_t home_slice, Tick t);  // a far read served at home
   uint32_t drop_copies(uint64_t line, SetRef home);              // a write: copies elsewhere go; how many
@@ -158,11 +149,8 @@ class L2Cache : public FrontDevice {
 
   L2Params p_;
   Clock clk_;
-  uint32_t sets_;
   uint32_t sectors_per_line_;
-  FastDiv by_slices_, by_sets_;   // the line hash's slice and set
-  std::vector<uint32_t> block_perm_;  // set_index block_permutation: the shuffle of every set
-  FastDiv by_all_sets_;              // ... and its size
+  SetIndex index_;
   Downstream down_;
   EventHeap<Event> events_;
   std::vector<Line> lines_;

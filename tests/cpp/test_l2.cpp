@@ -4,12 +4,15 @@
 
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "models/l2/l2.hpp"
 #include "tests/cpp/test_memsys_fixed.hpp"
 
 using indexsim::model::L2Cache;
 using indexsim::model::L2Params;
+using indexsim::model::SetIndex;
 using indexsim::model::MemRequest;
 using indexsim::model::StatSink;
 using indexsim::model::kNever;
@@ -282,13 +285,17 @@ TEST(L2Cache, BlockPermutationSpreadsAContiguousBufferEvenlySoThatOneCapacityFit
 // same slice and set for each, across block boundaries (a block is slices x sets lines: 64 here).
 TEST(L2Cache, ARunOfLinesIsPlacedAsEachLineAlone) {
   for (const std::string index : {"block_permutation", "hashed"}) {
-    L2Params p = small(4, 4, 16);
-    p.set_index = index;
-    L2Cache l2(p);
+    const SetIndex sets(4, 16, 4, index == "block_permutation");   // 4 slices x 16 sets x 4 ways
     for (const auto& [first, last] : {std::pair<uint64_t, uint64_t>{0, 0}, {60, 70}, {63, 64}, {5, 200}, {1000001, 1000130}}) {
-      const auto run = l2.homes_of(first, last);
+      std::vector<SetIndex::Ref> run;
+      sets.of_run(first, last, run);
       ASSERT_EQ(run.size(), last - first + 1);
-      for (uint64_t l = first; l <= last; ++l) EXPECT_EQ(run[l - first], l2.home_of(l)) << index << " line " << l;
+      for (uint64_t l = first; l <= last; ++l) {
+        const SetIndex::Ref one = sets.of(l);
+        EXPECT_EQ(std::make_pair(run[l - first].slice, sets.set_in_slice(run[l - first])),
+                  std::make_pair(one.slice, sets.set_in_slice(one)))
+            << index << " line " << l;
+      }
     }
   }
 }
