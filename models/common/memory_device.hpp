@@ -69,6 +69,12 @@ class MemoryDevice {
   // timing, traffic or statistics. The fast mode warms with the CTAs it does not simulate, so that
   // the next kernel finds what they would have left in the caches. Stateless devices ignore it.
   virtual void warm(const MemRequest& req) { (void)req; }
+  // How far back warming must reach, in distinct bytes: what accesses leave in this device (and
+  // those below it that it warms) is gone once later accesses have touched this many distinct bytes
+  // more than once over (an LRU or FIFO cache: its capacity; the fast mode warms with a margin of
+  // several times it). 0: warming leaves nothing (the default, with the default warm()); UINT64_MAX:
+  // its state may keep anything, however long ago (a scan-resistant policy), so warm with all.
+  virtual uint64_t warm_reach_bytes() const { return 0; }
   // A write-back cache: the bytes written to it and not yet written below, by account. Whoever
   // composes the memory numbers the accounts (the region each address belongs to) and reports each
   // as pending writes of that region (StatSink::pending); without accounts everything is account 0.

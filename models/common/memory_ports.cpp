@@ -48,6 +48,7 @@ class MemoryPorts::Port : public MemoryDevice {
     r.source += source_base_;
     o_.mem_.warm(r);
   }
+  uint64_t warm_reach_bytes() const override { return o_.mem_.warm_reach_bytes(); }
 
   void deliver(const MemCompletion& c) {
     buffered_.push_back(c);

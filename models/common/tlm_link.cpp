@@ -160,6 +160,7 @@ class Linked : public MemoryDevice {
   Tick next_retry() const override { return link_->next_retry(); }
   void advance(Tick now, std::vector<MemCompletion>& done) override { link_->advance(now, done); }
   void warm(const MemRequest& req) override { link_->warm(req); }
+  uint64_t warm_reach_bytes() const override { return core_->warm_reach_bytes(); }
   double peak_bandwidth_GBps() const override { return core_->peak_bandwidth_GBps(); }
   Tick idle_read_latency_ps() const override { return core_->idle_read_latency_ps(); }
   uint64_t capacity_bytes() const override { return core_->capacity_bytes(); }

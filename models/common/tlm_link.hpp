@@ -105,6 +105,7 @@ class MemoryLink : public sc_core::sc_module, public MemoryDevice {
   bool refused_per_source() const override { return refused_per_source_; }
   void advance(Tick now, std::vector<MemCompletion>& done) override;
   void warm(const MemRequest& req) override;
+  uint64_t warm_reach_bytes() const override { return info_.warm_reach_bytes(); }
   double peak_bandwidth_GBps() const override { return info_.peak_bandwidth_GBps(); }
   Tick idle_read_latency_ps() const override { return info_.idle_read_latency_ps(); }
   uint64_t capacity_bytes() const override { return info_.capacity_bytes(); }

@@ -65,6 +65,10 @@ class L2Cache : public FrontDevice {
   uint64_t capacity_bytes() const override { return p_.capacity_bytes(); }
   void report(StatSink& sink, const std::string& component) const override;
   void warm(const MemRequest& req) override;
+  // LRU and FIFO keep a set's latest lines: what older accesses left is gone once every set has had
+  // its ways' worth since (the fast mode's margin over the capacity sees to that). Other policies
+  // may keep an old line through any scan.
+  uint64_t warm_reach_bytes() const override { return first_smallest_ ? p_.capacity_bytes() : UINT64_MAX; }
   void set_write_accounts(WriteAccounts account_of, uint32_t accounts) override;
   uint64_t dirty_bytes(uint32_t account) const override {
     return account < dirty_held_.size() ? dirty_held_[account] : 0;

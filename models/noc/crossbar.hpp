@@ -47,6 +47,7 @@ class Crossbar : public FrontDevice {
   void warm(const MemRequest& req) override {
     if (down_.connected()) down_.get()->warm(req);
   }
+  uint64_t warm_reach_bytes() const override { return down_.connected() ? down_.get()->warm_reach_bytes() : 0; }
 
  private:
   struct Flight {  // a slot in flights_; its index is the id the downstream sees

@@ -46,6 +46,8 @@ SmParams SmParams::load(const config::Node& gpu) {
              "must be 0 (off) or at least 4: the steadiness test compares lines through all marks and all but two");
   p.fast_sampling.math_bound_slack =
       gpu.opt<double>("fast_mode_math_bound_slack_percent", 0, Rule::range(0, 100)) / 100;
+  // Optional: a file without it warms with every CTA a sample skips.
+  p.warm_capacities = gpu.opt<double>("fast_mode_warm_capacities", 0, Rule::range(0, 16));
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());
   p.kernel_launch_ns = gpu.req<double>("kernel_launch_ns", Rule::non_negative());
   p.pipeline_stages = gpu.req<int>("pipeline_stages", Rule::range(1, 64));

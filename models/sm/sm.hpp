@@ -37,6 +37,11 @@ struct SmParams {
   uint32_t sector_bytes = 32;         // smallest access the memory system sees
   uint32_t fast_chunk_bytes = 0;      // contiguous request size of the fast mode
   WaveSampling fast_sampling;         // fast mode: which kernels are sampled, and when a sample may stop
+  // Fast mode: the CTAs a sample skips warm the caches from the last of them whose distinct lines
+  // reach this many times the caches' reach (MemoryDevice::warm_reach_bytes); those before leave
+  // nothing an LRU or FIFO cache would still hold, but in a set that got fewer lines than its ways
+  // since. 0: every skipped CTA warms.
+  double warm_capacities = 0;
   double cta_launch_ns = 0;           // block-scheduler cost to start one CTA
   double kernel_launch_ns = 0;        // gap between a kernel's dependences resolving and its first CTA
   int pipeline_stages = 1;            // double-buffer depth: smem / stages bytes per stage; the math on the last stage follows its load

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/common/distinct_lines.hpp"
 #include "models/common/steady_rate.hpp"
 
 namespace indexsim::model {
@@ -469,9 +470,29 @@ CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
   return {sl.kernel, sm, sl.start, now, sl.bytes_read, sl.bytes_written, sl.requests, k.next >= k.work.ctas, sl.math_bound};
 }
 
+uint64_t SmArray::first_warming_cta(const KernelWork& w) const {
+  // Walk back from the last CTA until its distinct lines fill the caches warm_capacities times.
+  const uint64_t end = w.first_cta + w.ctas;
+  if (p_.warm_capacities <= 0) return w.first_cta;
+  const uint64_t reach = mem_.warm_reach_bytes();
+  if (reach == 0) return end;  // nothing below keeps what warming would leave
+  if (reach == UINT64_MAX) return w.first_cta;
+  DistinctLines seen(uint64_t(p_.warm_capacities * double(reach) / double(p_.line_bytes)));
+  const uint32_t shift = uint32_t(__builtin_ctz(p_.line_bytes));
+  for (uint64_t c = end; c > w.first_cta; --c) {
+    AccessCursor cur = cursor_for(w, w.accesses, c - 1, 0);
+    while (!cur.done()) {
+      const CtaRequest q = cur.next();
+      for (uint64_t l = q.addr >> shift, last = (q.addr + q.bytes - 1) >> shift; l <= last; ++l) seen.add(l);
+    }
+    if (seen.reached()) return c - 1;
+  }
+  return w.first_cta;
+}
+
 void SmArray::warm(const KernelWork& w) {
   mem_next_valid_ = false;
-  for (uint64_t c = w.first_cta; c < w.first_cta + w.ctas; ++c) {
+  for (uint64_t c = first_warming_cta(w); c < w.first_cta + w.ctas; ++c) {
     AccessCursor cur = cursor_for(w, w.accesses, c, 0);  // record by record: the same lines, fewer fast-mode requests
     while (!cur.done()) {
       const CtaRequest q = cur.next();

@@ -142,6 +142,7 @@ class SmArray : public Processor {
   }
   void lines_done(uint32_t kernel, uint32_t lines, Tick now);
   uint64_t warm_rest(uint32_t sm, uint32_t slot);
+  uint64_t first_warming_cta(const KernelWork& w) const;  // the first of w's CTAs that warm() walks (SmParams::warm_capacities)
   void project(uint32_t sm, uint32_t slot, Tick now);
   Tick memory_next() const;  // the memory's next event (next retry while an SM is stalled)
 

@@ -66,6 +66,11 @@ class Router : public MemoryDevice {
     if (routes_[w].translate) r.addr &= kWindowMask;
     ports_[routes_[w].port]->warm(r);
   }
+  uint64_t warm_reach_bytes() const override {
+    uint64_t b = 0;
+    for (const auto& p : ports_) b = std::max(b, p->warm_reach_bytes());
+    return b;
+  }
   Tick next_event() const override {
     Tick t = kNever;
     for (const auto& p : ports_) t = std::min(t, p->next_event());
@@ -128,6 +133,7 @@ class MemorySystem : public BuiltTarget {
   Tick next_retry() const override { return top->next_retry(); }
   void advance(Tick now, std::vector<MemCompletion>& done) override { top->advance(now, done); }
   void warm(const MemRequest& r) override { top->warm(r); }
+  uint64_t warm_reach_bytes() const override { return top->warm_reach_bytes(); }
   double peak_bandwidth_GBps() const override { return peak_source->peak_bandwidth_GBps(); }
   Tick idle_read_latency_ps() const override { return top->idle_read_latency_ps(); }
   uint64_t capacity_bytes() const override { return peak_source->capacity_bytes(); }

@@ -38,7 +38,14 @@ class FakeMemory : public model::MemoryDevice {
     s.add(c, "bytes", double(bytes_), "bytes");
     s.add(c, "requests", double(requests_), "count");
   }
-  void warm(const model::MemRequest& r) override { warmed_ += r.bytes; }
+  void warm(const model::MemRequest& r) override {
+    if (warmed_ == 0) first_warmed_ = r.addr;
+    warmed_ += r.bytes;
+  }
+  // Says that warming reaches `bytes` back (MemoryDevice::warm_reach_bytes); by default all the way.
+  void set_warm_reach(uint64_t bytes) { reach_ = bytes; }
+  uint64_t warm_reach_bytes() const override { return reach_; }
+  uint64_t first_warmed() const { return first_warmed_; }
   uint64_t bytes() const { return bytes_; }
   uint64_t warmed() const { return warmed_; }
   uint64_t requests() const { return requests_; }
@@ -53,7 +60,7 @@ class FakeMemory : public model::MemoryDevice {
   model::Tick lat_;
   size_t limit_;
   model::Tick bus_free_ = 0;
-  uint64_t bytes_ = 0, requests_ = 0, warmed_ = 0;
+  uint64_t bytes_ = 0, requests_ = 0, warmed_ = 0, first_warmed_ = 0, reach_ = UINT64_MAX;
   std::priority_queue<P, std::vector<P>, std::greater<P>> pending_;
 };
 

@@ -166,6 +166,30 @@ TEST(L2Cache, DirtyBytesHeldFollowWritesAndWritebacksByAccount) {
   EXPECT_EQ(runs(), 0);
 }
 
+TEST(L2Cache, WarmingForgetsWhatTwiceItsCapacityOfOtherLinesFollowed) {
+  // warm_reach_bytes: an LRU cache's capacity. 4 sets x 4 ways (2 KiB), a block permutation (16
+  // consecutive lines fill each set with 4): 16 lines warmed, then 32 others (twice the capacity,
+  // 8 a set) leave none of the 16; 8 others (2 a set) leave 8 of them. Scan-resistant SRRIP keeps no
+  // such bound: UINT64_MAX. (A line is probed on a fresh cache: a read that misses would evict.)
+  L2Params p = small(1, 4, 4);
+  p.set_index = "block_permutation";
+  const auto resident = [&p](uint64_t others) {
+    int n = 0;
+    for (uint64_t probe = 0; probe < 16; ++probe) {
+      Rig rig(p);
+      for (uint64_t l = 0; l < 16 + others; ++l) rig.l2.warm({0, (l < 16 ? l : 16 + l) * 128, 128, false, 0});
+      n += rig.read(1, probe * 128, 32, 1000 * T) - 1000 * T == H * T;
+    }
+    return n;
+  };
+  EXPECT_EQ(resident(0), 16);
+  EXPECT_EQ(resident(8), 8);
+  EXPECT_EQ(resident(32), 0);
+  EXPECT_EQ(L2Cache(p).warm_reach_bytes(), 2048u);
+  p.replacement = "srrip";
+  EXPECT_EQ(L2Cache(p).warm_reach_bytes(), UINT64_MAX);
+}
+
 TEST(L2Cache, ReplacementIsLeastRecentlyUsed) {
   Rig rig(small(1, 2, 1));
   Tick t = 0;

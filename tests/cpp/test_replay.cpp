@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <tuple>
 
+#include "models/common/distinct_lines.hpp"
 #include "models/noc/crossbar.hpp"
 #include "models/sm/sm_array.hpp"
 #include "sim/engine/replay.hpp"
@@ -608,6 +609,48 @@ TEST(Replay, ASampleIsSteadyWhenItsPredictedEndNoLongerDependsOnItsFirstOrLatest
   EXPECT_FALSE(sim::steady_end({1450, 1900, 2200, 2650, 3100, 3400}, 0, 25.0, 0.0, {10, 4, 0.02}));
   // The minimum number of marks is the section's, never fewer than four.
   EXPECT_FALSE(sim::steady_end({1400, 1800, 2200, 2600}, 0, 25.0, 0.0, {10, 5, 0.005}));
+}
+
+TEST(Replay, ASampleWarmsWithTheLastSkippedCtasThatFillTheCachesTwice) {
+  // 640 CTAs of 64 KiB (distinct lines) on 4 SMs x 8 slots: the 10-wave sample (320 CTAs) skips
+  // the first 320. A memory whose warming reaches 1 MiB back, at fast_mode_warm_capacities 2, is
+  // warmed by the last skipped CTAs that touch 2 MiB of distinct lines: 32 of them (CTAs 288-319;
+  // one more at most, where the distinct-line estimate falls just short). A memory that keeps
+  // nothing is not warmed; one that may keep anything is warmed by all 320. Timing does not move.
+  Rig rig;
+  rig.sm.max_outstanding_requests = 256;
+  rig.sm.fast_sampling.max_waves = 10;
+  rig.sm.fast_sampling.min_waves = 1000;  // no early stop: only the skipped CTAs warm
+  rig.sm.warm_capacities = 2;
+  test::FakeMemory window(100.0, 100.0), none(100.0, 100.0), all(100.0, 100.0);
+  window.set_warm_reach(1 << 20);
+  none.set_warm_reach(0);
+  const std::vector<KernelRecord> ks{kernel(0, 640)};
+  const std::vector<AccessRecord> as{stream_read(0, 640, 65536)};
+  const auto a = run(rig, ks, as, window, true), b = run(rig, ks, as, none, true), c = run(rig, ks, as, all, true);
+  EXPECT_GE(window.warmed(), 32u * 65536);
+  EXPECT_LE(window.warmed(), 33u * 65536);
+  EXPECT_EQ(window.warmed() % 65536, 0u);  // whole CTAs, through to the last skipped one
+  EXPECT_EQ(window.first_warmed(), 320u * 65536 - window.warmed());
+  EXPECT_EQ(none.warmed(), 0u);
+  EXPECT_EQ(all.warmed(), 320u * 65536);
+  EXPECT_EQ(window.bytes(), 320u * 65536);
+  EXPECT_EQ(a.step_ns, c.step_ns);
+  EXPECT_EQ(b.step_ns, c.step_ns);
+}
+
+TEST(Replay, DistinctLinesCountsEachLineOnce) {
+  // Linear counting (models/common/distinct_lines.hpp): n distinct lines among repeats leave about
+  // m exp(-n/m) bits clear; at 16 bits a line of the target, the estimate is within 1 %.
+  model::DistinctLines d(100000);
+  for (int pass = 0; pass < 3; ++pass)
+    for (uint64_t l = 0; l < 60000; ++l) d.add(l * 7);
+  EXPECT_NEAR(d.estimate(), 60000, 600);
+  EXPECT_FALSE(d.reached());
+  for (uint64_t l = 60000; l < 99000; ++l) d.add(l * 7);
+  EXPECT_FALSE(d.reached());
+  for (uint64_t l = 99000; l < 102000; ++l) d.add(l * 7);
+  EXPECT_TRUE(d.reached());
 }
 
 TEST(Replay, ASteadySampleStopsEarlyWarmsTheRestAndKeepsItsTime) {
