@@ -243,6 +243,12 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
     }
   };
 
+  // The last chunk holds the most context: built and placed first, so that a prompt that does not
+  // fit (or exceeds the work budget) fails in seconds, not after the chunks before it ran.
+  RunSpec largest = chunk_spec(base, chunks.back().end, chunks.back().end - chunks.back().begin);
+  largest.plan_only = true;
+  simulate(largest);
+
   const ChunkLine line = refine_chunks(chunks, on_line, spec, simulate_round);
 
   // Per kernel kind, as per chunk: each full chunk between two simulated ones on the line takes

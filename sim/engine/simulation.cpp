@@ -354,6 +354,7 @@ RunResult simulate(const RunSpec& spec) {
                                               {"fragmentation_after", pl.fragmentation}};
   }
   check_work_budget(w, L.machine.main(), spec.max_line_requests);
+  if (spec.plan_only) return R;
 
   ReplayInput in;
   in.workload = &w;

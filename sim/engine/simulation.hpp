@@ -59,6 +59,9 @@ struct RunSpec {
   std::string l2_start = "capture";
   std::string timeline;                 // Perfetto JSON output path, empty = none
   std::function<void(double)> progress;
+  // Stop once the step is built and placed and its work budget checked, before replaying it: what a
+  // run refuses (a tensor that does not fit, a budget exceeded) it refuses in seconds.
+  bool plan_only = false;
 };
 
 // Resolves every config without running (sweeps use it to find runs already done).

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "sim/engine/prefill.hpp"
+#include "sim/placement/placement.hpp"
 
 using namespace indexsim;
 using namespace indexsim::sim;
@@ -154,6 +155,22 @@ TEST(Prefill, TheKeyIsKnownBeforeSimulatingAndNamesTheInputsOnly) {
   PrefillSpec other = tiny(384, 64, 3);
   other.run.techniques = "indexshare";
   EXPECT_NE(prefill_key(other), prefill_key(tiny(384, 64, 3)));
+}
+
+TEST(Prefill, APromptThatCannotBePlacedFailsBeforeAnyChunkIsSimulated) {
+  // GLM-5.2 at 1M tokens needs the CXL pool on the H200 (its KV and indexer caches overflow the HBM
+  // budget); without it the last chunk's placement fails, and it is placed first: no chunk starts.
+  PrefillSpec s;
+  s.run.hardware = "h200";
+  s.run.workload = "glm-5.2";
+  s.run.step.context = 1048576;
+  s.run.step.chunk_tokens = 4096;
+  s.run.fast = true;
+  s.sampled_chunks = 4;
+  size_t started = 0;
+  s.progress = [&started](size_t, uint64_t) { ++started; };
+  EXPECT_THROW(simulate_prefill(s), PlacementError);
+  EXPECT_EQ(started, 0u);
 }
 
 TEST(Prefill, AContextBeyondTheModelsPositionsIsRefusedUnlessOverridden) {
