@@ -483,7 +483,7 @@ uint64_t SmArray::first_warming_cta(const KernelWork& w) const {
     AccessCursor cur = cursor_for(w, w.accesses, c - 1, 0);
     while (!cur.done()) {
       const CtaRequest q = cur.next();
-      for (uint64_t l = q.addr >> shift, last = (q.addr + q.bytes - 1) >> shift; l <= last; ++l) seen.add(l);
+      for (uint64_t l = q.addr >> shift, last = (q.addr + std::max<uint32_t>(q.bytes, 1) - 1) >> shift; l <= last; ++l) seen.add(l);
     }
     if (seen.reached()) return c - 1;
   }

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 #include <tuple>
 
-#include "models/common/distinct_lines.hpp"
 #include "models/noc/crossbar.hpp"
 #include "models/sm/sm_array.hpp"
 #include "sim/engine/replay.hpp"
@@ -637,20 +636,6 @@ TEST(Replay, ASampleWarmsWithTheLastSkippedCtasThatFillTheCachesTwice) {
   EXPECT_EQ(window.bytes(), 320u * 65536);
   EXPECT_EQ(a.step_ns, c.step_ns);
   EXPECT_EQ(b.step_ns, c.step_ns);
-}
-
-TEST(Replay, DistinctLinesCountsEachLineOnce) {
-  // Linear counting (models/common/distinct_lines.hpp): n distinct lines among repeats leave about
-  // m exp(-n/m) bits clear; at 16 bits a line of the target, the estimate is within 1 %.
-  model::DistinctLines d(100000);
-  for (int pass = 0; pass < 3; ++pass)
-    for (uint64_t l = 0; l < 60000; ++l) d.add(l * 7);
-  EXPECT_NEAR(d.estimate(), 60000, 600);
-  EXPECT_FALSE(d.reached());
-  for (uint64_t l = 60000; l < 99000; ++l) d.add(l * 7);
-  EXPECT_FALSE(d.reached());
-  for (uint64_t l = 99000; l < 102000; ++l) d.add(l * 7);
-  EXPECT_TRUE(d.reached());
 }
 
 TEST(Replay, ASteadySampleStopsEarlyWarmsTheRestAndKeepsItsTime) {
