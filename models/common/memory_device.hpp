@@ -30,6 +30,8 @@ struct MemRequest {
   uint8_t tag = 0;
 };
 
+constexpr uint64_t kAnyQueue = UINT64_MAX;  // MemoryDevice::queue_key: no queue named
+
 struct MemCompletion {
   uint64_t id;
   Tick done;             // when the last byte is delivered (read) or accepted (write)
@@ -53,6 +55,16 @@ class MemoryDevice {
   // source's own requests can make room (a per-source limit, as a crossbar port's in-flight count),
   // so that the sender may wait for its own completions instead of retrying at every event.
   virtual bool refused_per_source() const { return false; }
+  // Which of the device's input queues `req` waits for when refused, for a sender that keeps
+  // refused requests: requests of one queue are taken in order, and a full queue does not hold back
+  // another's. kAnyQueue (the default): not known. A pure function of the request.
+  virtual uint64_t queue_key(const MemRequest& req) const { (void)req; return kAnyQueue; }
+  // False when a request of queue `key` would be refused now (after advance() to now): its sender
+  // need not try. True when it may be taken, or the device cannot tell.
+  virtual bool may_take(uint64_t key) const { (void)key; return true; }
+  // A count that grows each time one of its queues frees room, so that a sender need not try its
+  // waiting requests again while it has not grown; kAnyQueue: not kept (try at every retry).
+  virtual uint64_t slots_freed() const { return kAnyQueue; }
   // Processes every event due at or before `now`; appends finished requests to `done`.
   virtual void advance(Tick now, std::vector<MemCompletion>& done) = 0;
   // Theoretical peak data bandwidth of this device, in GB/s (1e9 bytes per second).

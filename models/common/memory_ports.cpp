@@ -29,6 +29,9 @@ class MemoryPorts::Port : public MemoryDevice {
     return true;
   }
   bool refused_per_source() const override { return o_.mem_.refused_per_source(); }
+  uint64_t queue_key(const MemRequest& req) const override { return o_.mem_.queue_key(req); }
+  bool may_take(uint64_t key) const override { return o_.mem_.may_take(key); }
+  uint64_t slots_freed() const override { return o_.mem_.slots_freed(); }
   Tick next_event() const override { return std::min(o_.mem_.next_event(), buffered_min_); }
   Tick next_retry() const override { return std::min(o_.mem_.next_retry(), buffered_min_); }
   void advance(Tick now, std::vector<MemCompletion>& done) override {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "models/common/memory_device.hpp"
@@ -23,51 +24,97 @@ class FrontDevice : public MemoryDevice {
 };
 
 // The link to a downstream device. A refused request waits here and is retried each time the
-// downstream makes progress (only then can it have freed a slot). Retries rotate through the
-// waiting requests and stop after a few consecutive refusals, and a new request may pass the
-// waiting ones: one full downstream queue (one busy DRAM channel) must not hold back requests for
-// idle ones, as a single in-order queue would.
+// downstream makes progress (only then can it have freed a slot).
+// A device that names the input queue a request waits for (MemoryDevice::queue_key: a DRAM's
+// pseudo-channel read or write queue) has its refused requests kept in one FIFO per queue, and every
+// queue's oldest is tried at each retry: a full queue holds back only its own requests, as separate
+// queues do in hardware. Tried in one FIFO of thousands with a bounded number of tries, requests
+// for idle pseudo-channels waited behind those for full ones and the memory stayed under-used: a
+// top-k pass over 2 GB of scores streamed at 3.4 TB/s where it could reach 4.6.
+// Requests without a named queue rotate through one FIFO, and the retries stop after a few
+// consecutive refusals. A new request is tried at once, and may pass the waiting ones.
 class Downstream {
  public:
   static constexpr size_t kRetryWindow = 8;
   void reset(std::unique_ptr<MemoryDevice> d) { dev_ = std::move(d); }
   bool connected() const { return dev_ != nullptr; }
   MemoryDevice* get() const { return dev_.get(); }
-  void send(const MemRequest& r, Tick now) {
+  // True when the downstream took `r` at once; false when it waits here.
+  bool send(const MemRequest& r, Tick now) {
     ++touches_;
-    if (!dev_->try_enqueue(r, now)) {
+    if (dev_->try_enqueue(r, now)) return true;
+    const uint64_t key = dev_->queue_key(r);
+    if (key == kAnyQueue) {
       blocked_.push_back(r);
-      ++refusals_;
+    } else {
+      auto [it, fresh] = slot_of_.try_emplace(key, uint32_t(queues_.size()));
+      if (fresh) {
+        queues_.emplace_back();
+        key_of_.push_back(key);
+      }
+      std::deque<MemRequest>& q = queues_[it->second];
+      if (q.empty()) waiting_.push_back(it->second);
+      q.push_back(r);
     }
+    ++keyed_or_not_;
+    blocked_max_ = std::max(blocked_max_, keyed_or_not_);
+    ++refusals_;
+    return false;
   }
   // While a request waits here, the downstream's next chance to take it counts as an event.
   Tick next_event() const {
     if (!dev_) return kNever;
-    return blocked_.empty() ? dev_->next_event() : dev_->next_retry();
+    return keyed_or_not_ == 0 ? dev_->next_event() : dev_->next_retry();
   }
   void advance(Tick now, std::vector<MemCompletion>& out) {
     ++touches_;
     dev_->advance(now, out);
+    // Each waiting queue's oldest, in the order the queues began to wait, until one is refused; not
+    // again while no queue below has freed room since.
+    const uint64_t freed = waiting_.empty() ? freed_seen_ : dev_->slots_freed();
+    if (freed == kAnyQueue || freed != freed_seen_) {
+      size_t kept = 0;
+      for (const uint32_t w : waiting_) {
+        std::deque<MemRequest>& q = queues_[w];
+        if (dev_->may_take(key_of_[w])) {
+          while (!q.empty() && dev_->try_enqueue(q.front(), now)) {
+            q.pop_front();
+            --keyed_or_not_;
+          }
+        }
+        if (!q.empty()) waiting_[kept++] = w;
+      }
+      waiting_.resize(kept);
+    }
+    freed_seen_ = freed;
     size_t refusals = 0;
     for (size_t n = blocked_.size(); n > 0 && refusals < kRetryWindow; --n) {
       const MemRequest r = blocked_.front();
       blocked_.pop_front();
       if (dev_->try_enqueue(r, now)) {
         refusals = 0;
+        --keyed_or_not_;
       } else {
         blocked_.push_back(r);
         ++refusals;
       }
     }
   }
-  size_t blocked() const { return blocked_.size(); }
+  size_t blocked() const { return keyed_or_not_; }
+  size_t blocked_max() const { return blocked_max_; }  // the most requests that waited here at once
   uint64_t refusals() const { return refusals_; }  // sends that had to wait
   uint64_t touches() const { return touches_; }    // sends and advances so far
 
  private:
   uint64_t refusals_ = 0, touches_ = 0;
+  size_t keyed_or_not_ = 0, blocked_max_ = 0;  // requests waiting here, in either form
   std::unique_ptr<MemoryDevice> dev_;
-  std::deque<MemRequest> blocked_;
+  std::deque<MemRequest> blocked_;               // requests without a queue key
+  std::vector<std::deque<MemRequest>> queues_;   // by the slot of their key
+  std::unordered_map<uint64_t, uint32_t> slot_of_;
+  std::vector<uint64_t> key_of_;                 // by slot
+  uint64_t freed_seen_ = kAnyQueue;              // the device's slots_freed() at the latest look
+  std::vector<uint32_t> waiting_;                // slots with requests, in the order they began to wait
 };
 
 // A downstream's next event as its owner's advance() loop sees it: re-read only after the owner
@@ -181,6 +228,9 @@ class SharedDevice : public std::enable_shared_from_this<SharedDevice> {
       return t;
     }
     Tick next_retry() const override { return std::min(next_event(), s_->dev_->next_retry()); }
+    uint64_t queue_key(const MemRequest& r) const override { return s_->dev_->queue_key(r); }
+    bool may_take(uint64_t key) const override { return s_->dev_->may_take(key); }
+    uint64_t slots_freed() const override { return s_->dev_->slots_freed(); }
     void advance(Tick now, std::vector<MemCompletion>& done) override {
       s_->advance_to(now);
       auto& mine = s_->pending_[n_];

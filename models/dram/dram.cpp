@@ -61,7 +61,9 @@ void DramDevice::process_until(Tick now, bool inclusive) {
     for (uint32_t pc = 0; pc < ctrls_.size(); ++pc) {
       if (due(next_at_[pc])) {
         Controller& c = ctrls_[pc];
+        const uint32_t queued = c.queued();
         while (due(c.next_event())) c.step(step_out_);
+        freed_ += c.queued() < queued;
         take(pc);
       }
       earliest = std::min(earliest, next_at_[pc]);
@@ -76,7 +78,9 @@ void DramDevice::process_until(Tick now, bool inclusive) {
         for (uint32_t i = first + 1; i < first + k; ++i)
           if (next_at_[i] < next_at_[pc]) pc = i;
         if (!due(next_at_[pc])) break;
+        const uint32_t queued = ctrls_[pc].queued();
         ctrls_[pc].step(step_out_);
+        freed_ += ctrls_[pc].queued() < queued;
         take(pc);
       }
       for (uint32_t i = first; i < first + k; ++i) earliest = std::min(earliest, next_at_[i]);
@@ -132,6 +136,7 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
   if (pieces_.size() == 1) {
     if (!has_room(pieces_[0].pc, req.write, 1)) {
       ++rejected_;
+      refused_ = req;
       return false;
     }
   } else {
@@ -141,10 +146,12 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
     for (const Piece& pc : pieces_) need_[queue_of(pc.pc)] = 0;
     if (!room) {
       ++rejected_;
+      refused_ = req;
       return false;
     }
   }
 
+  refused_.addr = ~uint64_t(0);  // pieces_ is this request's now
   const uint32_t parent = req.write ? kNoParent : new_parent(req, now, uint32_t(pieces_.size()));
   const Cycle at = (now + period_ps_ - 1) / period_ps_;
   for (Piece& pc : pieces_) {

@@ -528,6 +528,9 @@ void L2Cache::report(StatSink& sink, const std::string& c) const {
   sink.ratio(c, "read_hit_rate", {"read_hits"}, {"read_hits", "read_misses", "merged_misses"},
              "read line accesses that hit");
   sink.add(c, "writebacks", static_cast<double>(writebacks_), "count", "dirty sector runs written downstream");
+  // A peak, not a counter: not added to for work that was not simulated.
+  sink.add(c, "downstream_waiting_max", static_cast<double>(down_.blocked_max()), "entries",
+           "most fills and writebacks that waited at once for the memory to take them (simulated kernels)");
   // Every sector made dirty is written downstream once, now or later (in a later step if it is still
   // dirty when the step ends): the step's write traffic in steady state, whatever the L2 held before.
   sink.add(c, "bytes_dirtied", static_cast<double>(dirtied_), "bytes",

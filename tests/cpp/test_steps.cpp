@@ -31,7 +31,16 @@ TEST(Steps, TheFirstOfSeveralStepsIsTheOneStepRunAndLaterOnesFindTheCachesWarm) 
   // missed once), all hits by step 3.
   EXPECT_LT(r1.get_metric("sram_hit_rate"), 0.01);
   EXPECT_GT(r3.get_metric("sram_hit_rate"), 0.99);
-  EXPECT_LE(r3.step_ns, r1.step_ns);
+  // So the first layer's scoring, which reads that index, is no slower in step 3. (The step as a
+  // whole may be: it starts with the L2 full of the step before's dirty lines to write back, where
+  // step 1 found it empty; the small weight GEMMs move by up to 15 % either way.)
+  auto scoring_ns = [](const sim::RunResult& r) {
+    for (const auto& k : r.kernels)
+      if (k.name == "L0.indexer_score") return k.end_ns - k.start_ns;
+    ADD_FAILURE() << "no L0.indexer_score";
+    return 0.0;
+  };
+  EXPECT_LT(scoring_ns(r3), scoring_ns(r1));
   EXPECT_EQ(r3.config.at("steps"), 3);
   EXPECT_FALSE(r1.config.contains("steps"));  // a one-step run keeps its key
 }
