@@ -30,7 +30,7 @@ struct MemRequest {
   uint8_t tag = 0;
 };
 
-constexpr uint64_t kAnyQueue = UINT64_MAX;  // MemoryDevice::queue_key: no queue named
+constexpr uint64_t kAnyQueue = UINT64_MAX;  // MemoryDevice::refused_queue: no queue named
 
 struct MemCompletion {
   uint64_t id;
@@ -55,10 +55,10 @@ class MemoryDevice {
   // source's own requests can make room (a per-source limit, as a crossbar port's in-flight count),
   // so that the sender may wait for its own completions instead of retrying at every event.
   virtual bool refused_per_source() const { return false; }
-  // Which of the device's input queues `req` waits for when refused, for a sender that keeps
-  // refused requests: requests of one queue are taken in order, and a full queue does not hold back
-  // another's. kAnyQueue (the default): not known. A pure function of the request.
-  virtual uint64_t queue_key(const MemRequest& req) const { (void)req; return kAnyQueue; }
+  // After try_enqueue refused a request (as refused_per_source): which of the device's input queues
+  // it waits for, for a sender that keeps refused requests, so that requests of one queue are taken
+  // in order and a full queue does not hold back another's. kAnyQueue (the default): not known.
+  virtual uint64_t refused_queue() const { return kAnyQueue; }
   // False when a request of queue `key` would be refused now (after advance() to now): its sender
   // need not try. True when it may be taken, or the device cannot tell.
   virtual bool may_take(uint64_t key) const { (void)key; return true; }

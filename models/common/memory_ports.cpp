@@ -29,7 +29,7 @@ class MemoryPorts::Port : public MemoryDevice {
     return true;
   }
   bool refused_per_source() const override { return o_.mem_.refused_per_source(); }
-  uint64_t queue_key(const MemRequest& req) const override { return o_.mem_.queue_key(req); }
+  uint64_t refused_queue() const override { return o_.mem_.refused_queue(); }
   bool may_take(uint64_t key) const override { return o_.mem_.may_take(key); }
   uint64_t slots_freed() const override { return o_.mem_.slots_freed(); }
   Tick next_event() const override { return std::min(o_.mem_.next_event(), buffered_min_); }

@@ -156,7 +156,7 @@ class Linked : public MemoryDevice {
   }
   bool try_enqueue(const MemRequest& req, Tick now) override { return link_->try_enqueue(req, now); }
   bool refused_per_source() const override { return link_->refused_per_source(); }
-  uint64_t queue_key(const MemRequest& req) const override { return core_->queue_key(req); }  // a pure function
+  uint64_t refused_queue() const override { return core_->refused_queue(); }  // the refusal just made
   bool may_take(uint64_t key) const override { return core_->may_take(key); }  // the core is advanced to now
   uint64_t slots_freed() const override { return core_->slots_freed(); }
   Tick next_event() const override { return link_->next_event(); }

@@ -136,7 +136,7 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
   if (pieces_.size() == 1) {
     if (!has_room(pieces_[0].pc, req.write, 1)) {
       ++rejected_;
-      refused_ = req;
+      refused_queue_ = uint64_t{queue_of(pieces_[0].pc)} * 2 + req.write;
       return false;
     }
   } else {
@@ -146,12 +146,11 @@ bool DramDevice::try_enqueue(const MemRequest& req, Tick now) {
     for (const Piece& pc : pieces_) need_[queue_of(pc.pc)] = 0;
     if (!room) {
       ++rejected_;
-      refused_ = req;
+      refused_queue_ = uint64_t{queue_of(pieces_[0].pc)} * 2 + req.write;
       return false;
     }
   }
 
-  refused_.addr = ~uint64_t(0);  // pieces_ is this request's now
   const uint32_t parent = req.write ? kNoParent : new_parent(req, now, uint32_t(pieces_.size()));
   const Cycle at = (now + period_ps_ - 1) / period_ps_;
   for (Piece& pc : pieces_) {

@@ -43,12 +43,8 @@ class DramDevice : public MemoryDevice {
   Tick idle_read_latency_ps() const override;
   Tick last_write_issued_ps() const override;
   uint64_t capacity_bytes() const override { return p_.capacity_bytes(); }
-  // The read or write queue of the request's (first) pseudo-channel, or of its channel.
-  uint64_t queue_key(const MemRequest& req) const override {
-    // Asked right after a refusal, of the request just refused: its first piece is still decoded.
-    const uint32_t pc = req.addr == refused_.addr && !pieces_.empty() ? pieces_[0].pc : map_.decode(req.addr).pc;
-    return uint64_t{queue_of(pc)} * 2 + (req.write ? 1 : 0);
-  }
+  // The read or write queue of the refused request's (first) pseudo-channel, or of its channel.
+  uint64_t refused_queue() const override { return refused_queue_; }
   bool may_take(uint64_t key) const override { return has_room(uint32_t(key / 2), key & 1, 1); }
   uint64_t slots_freed() const override { return freed_; }
   void report(StatSink& sink, const std::string& component) const override;
@@ -109,7 +105,7 @@ class DramDevice : public MemoryDevice {
   // Statistics.
   uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, rejected_ = 0;
   uint64_t freed_ = 0;  // controller steps that left a queue shorter (slots_freed)
-  MemRequest refused_{0, ~uint64_t(0)};  // the latest request refused (pieces_ still holds its pieces)
+  uint64_t refused_queue_ = kAnyQueue;  // refused_queue(); may_take() takes the same key
   Tick first_arrival_ = kNever, last_done_ = 0;
   double latency_sum_ps_ = 0;
   std::vector<uint64_t> latency_hist_;    // 1 ns buckets; the last one collects the tail

@@ -59,16 +59,14 @@ class Router : public MemoryDevice {
     return ports_[last_port_]->try_enqueue(r, now);
   }
   bool refused_per_source() const override { return last_port_ >= 0 && ports_[last_port_]->refused_per_source(); }
-  // The port's own key, told apart by the port in the top bits.
-  uint64_t queue_key(const MemRequest& req) const override {
-    const uint64_t w = req.addr >> kRegionWindowBits;
-    if (w >= routes_.size() || routes_[w].port < 0) return model::kAnyQueue;
-    MemRequest r = req;
-    if (routes_[w].translate) r.addr &= kWindowMask;
-    const uint64_t k = ports_[routes_[w].port]->queue_key(r);
-    return k == model::kAnyQueue || k >> 48 != 0 ? model::kAnyQueue : uint64_t(routes_[w].port) << 48 | k;
+  // The port's own key, with the port in the bits above kPortKeyBits.
+  static constexpr int kPortKeyBits = 48;
+  static constexpr uint64_t kPortKeyMask = (uint64_t{1} << kPortKeyBits) - 1;
+  uint64_t refused_queue() const override {
+    const uint64_t k = last_port_ < 0 ? model::kAnyQueue : ports_[last_port_]->refused_queue();
+    return k == model::kAnyQueue || k > kPortKeyMask ? model::kAnyQueue : uint64_t(last_port_) << kPortKeyBits | k;
   }
-  bool may_take(uint64_t key) const override { return ports_[key >> 48]->may_take(key & ((uint64_t{1} << 48) - 1)); }
+  bool may_take(uint64_t key) const override { return ports_[key >> kPortKeyBits]->may_take(key & kPortKeyMask); }
   uint64_t slots_freed() const override {
     uint64_t n = 0;
     for (const auto& p : ports_) {
@@ -148,7 +146,7 @@ class MemorySystem : public BuiltTarget {
 
   bool try_enqueue(const MemRequest& r, Tick now) override { return top->try_enqueue(r, now); }
   bool refused_per_source() const override { return top->refused_per_source(); }
-  uint64_t queue_key(const MemRequest& req) const override { return top->queue_key(req); }
+  uint64_t refused_queue() const override { return top->refused_queue(); }
   bool may_take(uint64_t key) const override { return top->may_take(key); }
   uint64_t slots_freed() const override { return top->slots_freed(); }
   Tick next_event() const override { return top->next_event(); }

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The link to a downstream device (models/common/port.hpp): requests the device refused wait there,
-// in one FIFO per input queue where the device names its queues (MemoryDevice::queue_key).
+// in one FIFO per input queue where the device names its queues (MemoryDevice::refused_queue).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <array>
 #include <memory>
 #include <queue>
@@ -22,18 +21,21 @@ namespace {
 constexpr Tick D = 100000;  // each queue serves one request at a time, for D
 
 // Two input queues of one entry each (the address's lowest bit picks one), each busy for D with the
-// request it holds. `named`: it tells its queues (queue_key, may_take); else it names none.
+// request it holds. `named`: it tells its queues (refused_queue, may_take); else it names none.
 class TwoQueues : public model::MemoryDevice {
  public:
   explicit TwoQueues(bool named) : named_(named) {}
   bool try_enqueue(const MemRequest& r, Tick now) override {
     const uint32_t q = r.addr & 1;
-    if (busy_until_[q] > now) return false;
+    if (busy_until_[q] > now) {
+      refused_ = named_ ? q : kAnyQueue;
+      return false;
+    }
     busy_until_[q] = now + D;
     done_.push({now + D, r.id});
     return true;
   }
-  uint64_t queue_key(const MemRequest& r) const override { return named_ ? r.addr & 1 : kAnyQueue; }
+  uint64_t refused_queue() const override { return refused_; }
   bool may_take(uint64_t key) const override { return busy_until_[key] <= now_; }
   Tick next_event() const override { return done_.empty() ? model::kNever : done_.top().done; }
   void advance(Tick now, std::vector<MemCompletion>& out) override {
@@ -55,6 +57,7 @@ class TwoQueues : public model::MemoryDevice {
     bool operator>(const E& o) const { return done > o.done; }
   };
   bool named_;
+  uint64_t refused_ = kAnyQueue;
   Tick now_ = 0;
   std::array<Tick, 2> busy_until_{0, 0};
   std::priority_queue<E, std::vector<E>, std::greater<E>> done_;
