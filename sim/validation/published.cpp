@@ -18,6 +18,17 @@ std::vector<PublishedCase> load_published_cases(const std::string& file) {
   auto root = doc->root();
   root.note("description");
   const bool file_fast = root.opt<std::string>("mode", "fast", Rule::choice({"fast", "detailed"})) == "fast";
+  std::map<std::string, Harness> harnesses;
+  if (const auto hs = root.opt_child("harnesses"))
+    for (const std::string& name : hs->keys()) {
+      const config::Node h = hs->child(name);
+      Harness x;
+      x.name = name;
+      x.host_us_per_gpu = h.req<double>("host_us_per_gpu", Rule::positive());
+      x.source = h.req<std::string>("source");
+      h.note("what");
+      harnesses[name] = x;
+    }
   std::vector<PublishedCase> out;
   for (const config::Node& c : root.children("cases")) {
     PublishedCase pc;
@@ -42,6 +53,13 @@ std::vector<PublishedCase> load_published_cases(const std::string& file) {
     if (c.has("not_comparable")) pc.not_comparable = c.req<std::string>("not_comparable");
     if (c.has("not_comparable") && pc.not_comparable.empty())
       c.fail("not_comparable", "", "say why the figure cannot be compared with the simulated kernel");
+    if (c.has("harness")) {
+      const std::string h = c.req<std::string>("harness");
+      const auto it = harnesses.find(h);
+      if (it == harnesses.end()) c.fail("harness", h, "a name under the file's harnesses:");
+      if (!is_collective(kernel)) c.fail("harness", h, "only a collective's figure is bounded by its launch loop here");
+      pc.harness = it->second;
+    }
     out.push_back(std::move(pc));
   }
   doc->check_unused();
@@ -75,7 +93,14 @@ PublishedReport run_published(const std::string& file, const std::string& only_c
     o.not_comparable = c.not_comparable;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      const KernelRun k = run_kernel_case(c.kernel, c.hardware, c.sets, c.fast);
+      KernelRun k = run_kernel_case(c.kernel, c.hardware, c.sets, c.fast);
+      o.kernel_us = k.kernel_ns / 1e3;
+      if (c.harness) {
+        o.harness = c.harness->name;
+        const double host_ns = c.kernel.gpus * c.harness->host_us_per_gpu * 1e3;
+        o.host_bound = host_ns > k.kernel_ns;
+        k.kernel_ns = std::max(k.kernel_ns, host_ns);
+      }
       o.simulated = k.figure(c.unit);
       o.error = (o.simulated - o.measured) / o.measured;
       o.launch = k.run.config["step"]["trace"].value("launch", nlohmann::json::object());
@@ -119,6 +144,8 @@ nlohmann::json PublishedReport::to_json() const {
       x["simulated"] = c.simulated;
       x["error"] = c.error;
       x["launch"] = c.launch;
+      x["kernel_us"] = c.kernel_us;
+      if (!c.harness.empty()) x["harness"] = {{"name", c.harness}, {"host_bound", c.host_bound}};
       if (!c.not_comparable.empty()) x["not_comparable"] = c.not_comparable;
     } else {
       x["failure"] = c.failure;
@@ -134,6 +161,16 @@ std::string fmt(const char* f, double v) {
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
+
+// One line a host-bound case: the kernel the simulator gave, under the harness's loop.
+std::string host_bound_notes(const std::vector<CaseOutcome>& cases, const std::string& before) {
+  std::string s;
+  for (const auto& c : cases)
+    if (c.host_bound && c.failure.empty())
+      s += before + "host-bound: " + c.name + ": the simulated kernel takes " + fmt("%.1f us", c.kernel_us) +
+           ", less than the source's host loop (harness " + c.harness + ")\n";
+  return s;
+}
 }  // namespace
 
 std::string PublishedReport::table() const {
@@ -147,9 +184,9 @@ std::string PublishedReport::table() const {
       s += "ERROR " + c.failure + "\n";
       continue;
     }
-    std::snprintf(line, sizeof line, "%-52s %-13s %-6s %12.1f %12.1f %-8s %+7.1f%%%s\n", c.name.c_str(), c.group.c_str(),
+    std::snprintf(line, sizeof line, "%-52s %-13s %-6s %12.1f %12.1f %-8s %+7.1f%%%s%s\n", c.name.c_str(), c.group.c_str(),
                   c.hardware.c_str(), c.simulated, c.measured, c.unit.c_str(), 100 * c.error,
-                  c.not_comparable.empty() ? "" : "  (not in the MAPE)");
+                  c.not_comparable.empty() ? "" : "  (not in the MAPE)", c.host_bound ? "  (host-bound)" : "");
     s += line;
   }
   s += "\n";
@@ -160,6 +197,7 @@ std::string PublishedReport::table() const {
        fmt("%.1f %%)\n", 100 * max_abs_error);
   for (const auto& c : cases)
     if (!c.not_comparable.empty() && c.failure.empty()) s += "not in the MAPE: " + c.name + ": " + c.not_comparable + "\n";
+  s += host_bound_notes(cases, "");
   return s;
 }
 
@@ -171,7 +209,8 @@ std::string PublishedReport::markdown() const {
            c.unit + " | | " + c.source + " |\n";
       continue;
     }
-    s += "| " + c.name + (c.not_comparable.empty() ? "" : " (not in the MAPE)") + " | " + c.group + " | " + c.hardware +
+    s += "| " + c.name + (c.not_comparable.empty() ? "" : " (not in the MAPE)") + (c.host_bound ? " (host-bound)" : "") +
+         " | " + c.group + " | " + c.hardware +
          " | " + fmt("%.1f", c.simulated) + " | " + fmt("%.1f", c.measured) + " | " + c.unit + " | " +
          fmt("%+.1f %%", 100 * c.error) + " | " + c.source + " |\n";
   }
@@ -180,6 +219,7 @@ std::string PublishedReport::markdown() const {
   s += "| all | " + fmt("%.1f %%", 100 * mape) + " |\n\nLargest |error|: " + fmt("%.1f %%", 100 * max_abs_error) + ".\n";
   for (const auto& c : cases)
     if (!c.not_comparable.empty() && c.failure.empty()) s += "\nNot in the MAPE: " + c.name + ": " + c.not_comparable + "\n";
+  s += host_bound_notes(cases, "\n");
   return s;
 }
 

@@ -6,12 +6,23 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/validation/kernel_bench.hpp"
 
 namespace indexsim::sim {
+
+// The measurement loop of a source, where its host side bounds the figure: nccl-tests run as one
+// process and one thread driving every GPU (-g N) enqueues each call GPU by GPU and launches N
+// kernels an iteration, so an iteration takes at least N times the host's cost for one GPU, however
+// fast the GPUs are. The time a case reports is then max(simulated kernel, N x host_us_per_gpu).
+// The host cost is a property of the host and the harness, stated with its own source.
+struct Harness {
+  std::string name, source;
+  double host_us_per_gpu = 0;
+};
 
 struct PublishedCase {
   std::string name, group, hardware, source, conditions;
@@ -23,6 +34,7 @@ struct PublishedCase {
   // Non-empty: why the figure measures something else than the simulated kernel (a harness that
   // batches many calls, a host-bound loop). The case runs and is shown, but stays out of the MAPE.
   std::string not_comparable;
+  std::optional<Harness> harness;  // the source's loop bounds the figure from below (collectives)
 };
 
 struct CaseOutcome {
@@ -33,6 +45,9 @@ struct CaseOutcome {
   std::string not_comparable;  // non-empty: shown, but not in the MAPE (PublishedCase::not_comparable)
   double wall_s = 0;
   nlohmann::json launch;  // the launch shape the emulated kernel took
+  std::string harness;    // the case's harness, if any
+  double kernel_us = 0;   // the simulated kernel alone
+  bool host_bound = false;  // the harness's host loop, not the kernel, set the figure
 };
 
 struct PublishedReport {

@@ -100,6 +100,76 @@ TEST(Published, ACaseThatIsNotComparableIsShownButLeftOutOfTheMape) {
   }
 }
 
+namespace {
+// Two harnesses and the same 1 KiB all-reduce over 8 GPUs under each (h200 preset).
+const char* kHarnessCases = R"(description: harness fixture
+mode: fast
+harnesses:
+  slow-host: {host_us_per_gpu: 1000, source: fixture}
+  fast-host: {host_us_per_gpu: 0.001, source: fixture}
+cases:
+  - name: under-slow
+    group: communication
+    kernel: all_reduce
+    hardware: h200
+    shape: {bytes: 1024, gpus: 8}
+    measured: {value: 0.1, unit: GB/s}
+    source: fixture
+    conditions: none
+    harness: slow-host
+  - name: under-fast
+    group: communication
+    kernel: all_reduce
+    hardware: h200
+    shape: {bytes: 1024, gpus: 8}
+    measured: {value: 0.1, unit: GB/s}
+    source: fixture
+    conditions: none
+    harness: fast-host
+)";
+}  // namespace
+
+TEST(Published, AHarnessBoundsACollectiveFromBelowByItsHostLoop) {
+  // time = max(simulated kernel, gpus x host_us_per_gpu); busbw = bytes x 2(n-1)/n / time. A loop of
+  // 8 x 1000 us sets the figure of a 1 KiB all-reduce (microseconds on the GPU); 8 x 0.001 us does not.
+  const std::string f = write_fixture("indexsim_published_harness.yaml", kHarnessCases);
+  const PublishedReport rep = run_published(f, "", "");
+  ASSERT_EQ(rep.cases.size(), 2u);
+  ASSERT_EQ(rep.failed, 0u);
+  const CaseOutcome& slow = rep.cases[0];
+  const CaseOutcome& fast = rep.cases[1];
+  const double bus_bytes = 1024.0 * 2 * 7 / 8;
+  EXPECT_TRUE(slow.host_bound);
+  EXPECT_LT(slow.kernel_us, 8000.0);
+  EXPECT_DOUBLE_EQ(slow.simulated, bus_bytes / 8000e-6 / 1e9);
+  EXPECT_FALSE(fast.host_bound);
+  EXPECT_DOUBLE_EQ(fast.kernel_us, slow.kernel_us);  // the harness leaves the kernel alone
+  EXPECT_DOUBLE_EQ(fast.simulated, bus_bytes / (fast.kernel_us * 1e-6) / 1e9);
+  EXPECT_NE(rep.table().find("under-slow"), std::string::npos);
+  EXPECT_NE(rep.table().find("host-bound: under-slow"), std::string::npos) << rep.table();
+  EXPECT_EQ(rep.table().find("host-bound: under-fast"), std::string::npos) << rep.table();
+  EXPECT_EQ(rep.to_json()["cases"][0]["harness"]["host_bound"], true);
+}
+
+TEST(Published, AHarnessMustBeDeclaredAndBoundACollective) {
+  const auto expect_error = [](const std::string& text, const std::string& what) {
+    try {
+      load_published_cases(write_fixture("indexsim_published_harness_bad.yaml", text));
+      FAIL() << what;
+    } catch (const config::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("harness"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  std::string unknown = kHarnessCases;
+  unknown.replace(unknown.find("harness: fast-host"), 18, "harness: no-host");
+  expect_error(unknown, "no-host");
+  std::string on_gemm = kTwoCases;
+  on_gemm.replace(on_gemm.find("cases:"), 6, "harnesses:\n  h: {host_us_per_gpu: 1, source: fixture}\ncases:");
+  on_gemm += "    harness: h\n";
+  expect_error(on_gemm, "collective");
+}
+
 TEST(Published, ACaseTheKernelCannotRunIsNamedWithTheLimit) {
   // DeepGEMM keeps all K-scales of B in shared memory: at K = 2^23 they alone exceed 227 KiB.
   std::string text = kTwoCases;
