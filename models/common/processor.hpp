@@ -75,6 +75,9 @@ struct WaveSampling {
   // a CTA's end, a last partial wave takes as long as a full one. 0 (a file without it): off.
   uint32_t math_bound_marks = 0;
   double math_bound_slack = 0;
+  // A sampled kernel replays at most this many of its last waves (at least max_waves): a sample
+  // that is not yet steady after max_waves runs on, and stops once steady. 0: max_waves.
+  uint32_t run_on_waves = 0;
 };
 
 // Time the units were occupied, summed over units: the basis of utilisation figures.

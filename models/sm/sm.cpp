@@ -32,6 +32,13 @@ SmParams SmParams::load(const config::Node& gpu) {
   p.fast_sampling.max_waves = gpu.req<uint32_t>("fast_mode_sample_waves", Rule::range(1, 1e6));
   // Four marks at least: the steadiness test compares lines through all of them and all but two.
   p.fast_sampling.min_waves = gpu.req<uint32_t>("fast_mode_min_sample_waves", Rule::range(4, 1e6));
+  // Optional: a file without it stops every sample after fast_mode_sample_waves, steady or not.
+  p.fast_sampling.run_on_waves =
+      gpu.opt<uint32_t>("fast_mode_run_on_waves", p.fast_sampling.max_waves, Rule::range(1, 1e6));
+  if (p.fast_sampling.run_on_waves < p.fast_sampling.max_waves)
+    gpu.fail("fast_mode_run_on_waves", std::to_string(p.fast_sampling.run_on_waves),
+             "must be at least fast_mode_sample_waves (" + std::to_string(p.fast_sampling.max_waves) +
+                 "): a sample runs on beyond those waves, not short of them");
   p.fast_sampling.steady_tolerance = gpu.req<double>("fast_mode_steady_tolerance_percent", Rule::range(0, 100)) / 100;
   // Optional: a file without it simulates every line of a kernel that wave sampling leaves whole.
   p.fast_sampling.line_marks = gpu.opt<uint32_t>("fast_mode_steady_line_marks", 0, Rule::range(0, 4096));

@@ -43,7 +43,8 @@ struct KernelState {
   // was still full (before the last sampled CTA started); whether the sample may stop once those
   // marks are steady (sampling.hpp), and the CTAs it then never started, warmed when the others end.
   std::vector<model::Tick> wave_done;
-  uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: not sampled)
+  bool sampled = false;           // more waves than WaveSampling::max_waves: sampled
+  uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: the sample starts cold, at the first)
   bool may_stop = false;
   // WaveSampling::math_bound_marks (fast mode): whether its CTAs are watched (a double-buffered
   // kernel), whether every one that ended after its first wave mark was math-bound, and whether it

@@ -53,7 +53,7 @@ class Engine {
     const KernelState& k = k_[kid];
     // Fast mode: a kernel that wave sampling leaves whole may project its lines once steady
     // (WaveSampling::line_marks); a collective's time is its handshakes', not a rate.
-    const bool project = opt_.fast && k.sample_first == 0 && !trace::is_communication(k.rec->kind);
+    const bool project = opt_.fast && !k.sampled && !trace::is_communication(k.rec->kind);
     return {kid,    k.rec,   &k.accesses,        &in_.tensor_base, first_cta, ctas, k.coarse, k.mm_k, k.mm_n,
             &in_.tensor_tag, project, k.roofline_ns() * 1e3};
   }
@@ -155,12 +155,15 @@ void Engine::prepare() {
     // cut (a GEMM's few CTAs share tiles in the L2, where the line matters).
     k.coarse = opt_.fast && (r.cta_count() >= k.wave || trace::is_communication(r.kind));
     const model::WaveSampling rule = proc.wave_sampling();
-    if (opt_.fast) k.ctas_simulated = sampled_ctas(k.ctas_simulated, k.wave, rule.max_waves);
+    // A sampled kernel replays up to its last run_on_waves waves (its first CTA, cold, if it has no
+    // more), so that a sample still ramping up after max_waves runs on until steady.
+    k.sampled = opt_.fast && r.cta_count() > uint64_t(rule.max_waves) * k.wave;
+    if (k.sampled) k.ctas_simulated = sampled_ctas(r.cta_count(), k.wave, std::max(rule.max_waves, rule.run_on_waves));
     k.sample_first = r.cta_count() - k.ctas_simulated;
     // By its rate, only a sampled kernel may stop early: one of fewer waves than a sample runs whole
     // (a 7-wave DeepGEMM shape stopped at 4 of its waves came out 3 % fast: its 6.79 waves counted
     // as a fraction, where the math makes the last one whole, as the math rule below reads them).
-    k.may_stop = k.sample_first > 0 && r.cta_count() > uint64_t(rule.min_waves) * k.wave;
+    k.may_stop = k.sampled && r.cta_count() > uint64_t(rule.min_waves) * k.wave;
     // A math-bound kernel's waves repeat exactly (the tensor pipe sets them), so fewer marks tell its
     // rate: also one that wave sampling leaves whole, if it has waves beyond the marks.
     k.math_watched = opt_.fast && rule.math_bound_marks > 0 && r.double_buffered;
@@ -241,7 +244,7 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   // The first wave's CTAs start together on cold caches and may wait on memory; the rest show whether
   // the math sets the kernel's pace.
   if (!k.wave_done.empty() && !e.math_bound) k.math_bound = false;
-  if ((k.sample_first > 0 || k.may_stop_math) && k.ctas_done % k.wave == 0 && !e.all_started) {
+  if ((k.sampled || k.may_stop_math) && k.ctas_done % k.wave == 0 && !e.all_started) {
     k.wave_done.push_back(now);
     const model::WaveSampling rule = proc.wave_sampling();
     bool steady = k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), rule);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fast-mode sampling of long kernels. A kernel of more than `max_waves` full waves first warms
-// the caches with the CTAs it will not simulate (warm(): state only), then replays its last waves.
+// the caches with the CTAs it will not simulate (warm(): state only), then replays its last waves:
+// up to `run_on_waves` of them (all, from a cold start, if it has no more), so that a sample still
+// ramping up after max_waves runs on.
 // The rest runs at the steady rate measured while the machine was full of it: the least-squares
 // line through the times at which each whole wave's worth of CTAs had ended, never faster than the
 // kernel's roofline. The sample stops early, once `min_waves` marks are in and the end that line

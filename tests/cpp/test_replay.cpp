@@ -799,3 +799,47 @@ TEST(Replay, TheMathBoundKeysAreOptionalAndChecked) {
   EXPECT_THROW(Rig("gpu.fast_mode_math_bound_marks=3"), std::exception);
   EXPECT_THROW(Rig("gpu.fast_mode_math_bound_slack_percent=150"), std::exception);
 }
+
+TEST(Replay, ASampleNotYetSteadyRunsOnUpToItsRunOnWaves) {
+  // One CTA per SM (200 KiB of shared memory) on 4 SMs: a wave is 4 CTAs of 64 KiB read each. The
+  // steadiness test never passes here (min_waves 1000), so a sample replays exactly its cap:
+  // max(fast_mode_sample_waves, fast_mode_run_on_waves) of its last waves, the rest warmed.
+  //   40 waves, run on 10 (as without the key): 40 CTAs simulated, 120 warmed;
+  //   40 waves, run on 30: 120 simulated, 40 warmed;
+  //   20 waves, run on 30: all 80 from the first, none warmed, and still sampled (it may stop);
+  //   10 waves: not sampled, whole.
+  auto rig_with = [](uint32_t run_on) {
+    Rig r("gpu.fast_mode_run_on_waves=" + std::to_string(run_on));
+    r.sm.fast_sampling.max_waves = 10;
+    r.sm.fast_sampling.min_waves = 1000;
+    return r;
+  };
+  const uint64_t cta_bytes = 65536;
+  auto replay_waves = [&](uint32_t waves, uint32_t run_on, test::FakeMemory& m) {
+    KernelRecord k = kernel(0, 4 * waves);
+    k.smem_bytes = 200 * 1024;
+    return run(rig_with(run_on), {k}, {stream_read(0, 4 * waves, cta_bytes)}, m, true);
+  };
+  test::FakeMemory m1(1000.0, 100.0), m2(1000.0, 100.0), m3(1000.0, 100.0), m4(1000.0, 100.0);
+  const auto cut = replay_waves(40, 10, m1);
+  const auto on = replay_waves(40, 30, m2);
+  const auto cold = replay_waves(20, 30, m3);
+  const auto whole = replay_waves(10, 30, m4);
+  EXPECT_EQ(m1.bytes(), 40 * cta_bytes);
+  EXPECT_EQ(m1.warmed(), 120 * cta_bytes);
+  EXPECT_EQ(m2.bytes(), 120 * cta_bytes);
+  EXPECT_EQ(m2.warmed(), 40 * cta_bytes);
+  EXPECT_EQ(m3.bytes(), 80 * cta_bytes);
+  EXPECT_EQ(m3.warmed(), 0u);
+  EXPECT_EQ(m4.bytes(), 40 * cta_bytes);
+  EXPECT_EQ(cut.kernels[0].simulated, "sampled");
+  EXPECT_EQ(on.kernels[0].simulated, "sampled");
+  EXPECT_EQ(whole.kernels[0].simulated, "all");
+  // A cap below fast_mode_sample_waves (2 in this file) is refused, naming the key.
+  try {
+    Rig bad("gpu.fast_mode_run_on_waves=1");
+    FAIL();
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("fast_mode_run_on_waves"), std::string::npos) << e.what();
+  }
+}
