@@ -44,7 +44,7 @@ struct KernelState {
   // marks are steady (sampling.hpp), and the CTAs it then never started, warmed when the others end.
   std::vector<model::Tick> wave_done;
   bool sampled = false;           // more waves than WaveSampling::max_waves: sampled
-  uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: the sample starts cold, at the first)
+  uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: whole, or a sample that starts cold)
   bool may_stop = false;
   // WaveSampling::math_bound_marks (fast mode): whether its CTAs are watched (a double-buffered
   // kernel), whether every one that ended after its first wave mark was math-bound, and whether it
