@@ -11,6 +11,7 @@
 #include "sim/cli/cmd_bench.hpp"
 #include "sim/core/config_load.hpp"
 #include "sim/validation/kernel_bench.hpp"
+#include "sim/validation/published.hpp"
 
 namespace indexsim::cli {
 
@@ -20,7 +21,8 @@ const char* kFooter =
     "OP: all_reduce, all_gather, reduce_scatter, alltoall (NCCL), dispatch, combine (DeepEP intranode).\n"
     "Sizes are nccl-tests' (the whole buffer; K, M, G suffixes); busbw = algbw x 2(n-1)/n (all_reduce)\n"
     "or (n-1)/n. Pin NCCL's choice with --set collectives.algorithm=ring|tree|nvls,\n"
-    "collectives.protocol=ll|ll128|simple.\n"
+    "collectives.protocol=ll|ll128|simple. --host-us-per-gpu X compares with nccl-tests run as one thread\n"
+    "driving every GPU (-g G): an iteration takes at least G x X us (validate --published's harnesses).\n"
     "e.g. indexsim bench collective --hardware h100 --op all_reduce --gpus 8 --min-bytes 1K --max-bytes 1G";
 
 uint64_t parse_size(const std::string& flag, const std::string& text) {
@@ -59,6 +61,7 @@ int bench_collective(const Args& args) {
       .option("--topk K", "dispatch, combine: experts a token goes to")
       .option("--experts E", "dispatch, combine: routed experts")
       .option("--skew S", "dispatch, combine: routing skew (0: uniform)")
+      .option("--host-us-per-gpu X", "NCCL collectives: the host's cost a GPU of a one-thread -g G loop (default 0: none)")
       .repeated("--set K=V", "hardware.K=V: override one hardware key")
       .flag("--detailed", "the detailed mode (default: fast)")
       .flag("--json", "print JSON");
@@ -77,6 +80,12 @@ int bench_collective(const Args& args) {
   const bool ep = op == "ep_dispatch" || op == "ep_combine";
   if (ep) ap.only_for({"--bytes", "--min-bytes", "--max-bytes", "--factor"}, "NCCL collectives, not to " + op);
   else ap.only_for({"--tokens", "--hidden", "--topk", "--experts", "--skew"}, "dispatch and combine, not to " + op);
+  if (ep) ap.only_for({"--host-us-per-gpu"}, "NCCL collectives, not to " + op);
+  sim::Harness loop;
+  loop.name = "--host-us-per-gpu";
+  loop.host_us_per_gpu = ap.f64("--host-us-per-gpu", 0);
+  if (!(loop.host_us_per_gpu >= 0) || loop.host_us_per_gpu > 1e6)
+    throw std::invalid_argument("--host-us-per-gpu " + ap.value("--host-us-per-gpu") + ": must lie between 0 and 1e6 us");
   std::vector<uint64_t> sizes;
   std::string ep_keys;
   if (ep) {
@@ -114,8 +123,11 @@ int bench_collective(const Args& args) {
   }
   for (const sim::KernelCase& kc : kcs) {
     const uint64_t size = kc.bytes;
-    const sim::KernelRun k = sim::run_kernel_case(kc, hardware, sets, fast);
+    sim::KernelRun k = sim::run_kernel_case(kc, hardware, sets, fast);
     const auto launch = k.run.config["step"]["trace"].value("launch", nlohmann::json::object());
+    const double kernel_us = k.kernel_ns / 1e3;
+    const bool host_bound = !ep && loop.loop_ns(kc.gpus) > k.kernel_ns;
+    if (host_bound) k.kernel_ns = loop.loop_ns(kc.gpus);
     const double us = k.kernel_ns / 1e3;
     const double bus = k.figure("GB/s");
     nlohmann::json row = {{"op", op}, {"gpus", kc.gpus}, {"time_us", us}, {"launch", launch}};
@@ -127,11 +139,13 @@ int bench_collective(const Args& args) {
                     launch.value("ctas", nlohmann::json()).dump().c_str());
     } else {
       const double alg = bus / sim::bus_factor(kc);
-      row.update({{"bytes", size}, {"algbw_GBps", alg}, {"busbw_GBps", bus}});
+      row.update({{"bytes", size}, {"algbw_GBps", alg}, {"busbw_GBps", bus}, {"kernel_us", kernel_us},
+                  {"host_bound", host_bound}});
       if (!json)
-        std::printf(" %12llu %12llu %6s %10.2f %10.2f %10.2f  %-5s %-6s %4d\n", (unsigned long long)size,
+        std::printf(" %12llu %12llu %6s %10.2f %10.2f %10.2f  %-5s %-6s %4d%s\n", (unsigned long long)size,
                     (unsigned long long)(size / 4), "float", us, alg, bus, launch.value("algorithm", "?").c_str(),
-                    launch.value("protocol", "?").c_str(), launch.value("channels", 0));
+                    launch.value("protocol", "?").c_str(), launch.value("channels", 0),
+                    host_bound ? "  host-bound" : "");
     }
     rows.push_back(row);
   }

@@ -97,7 +97,7 @@ PublishedReport run_published(const std::string& file, const std::string& only_c
       o.kernel_us = k.kernel_ns / 1e3;
       if (c.harness) {
         o.harness = c.harness->name;
-        const double host_ns = c.kernel.gpus * c.harness->host_us_per_gpu * 1e3;
+        const double host_ns = c.harness->loop_ns(c.kernel.gpus);
         o.host_bound = host_ns > k.kernel_ns;
         k.kernel_ns = std::max(k.kernel_ns, host_ns);
       }

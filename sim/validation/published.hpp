@@ -22,6 +22,7 @@ namespace indexsim::sim {
 struct Harness {
   std::string name, source;
   double host_us_per_gpu = 0;
+  double loop_ns(uint32_t gpus) const { return gpus * host_us_per_gpu * 1e3; }  // one iteration's host side
 };
 
 struct PublishedCase {

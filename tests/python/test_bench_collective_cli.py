@@ -24,10 +24,26 @@ def test_all_reduce_rows_follow_nccl_tests_definitions(exe):
         assert x["launch"]["library"] == "nccl"
 
 
+def test_a_one_thread_loop_bounds_the_time_from_below(exe):
+    # nccl-tests with one thread driving every GPU (-g 8): time = max(kernel, 8 x host cost a GPU).
+    # 1000 us a GPU sets a 1 KiB all-reduce's time to 8000 us; 0 (the default) leaves the kernel's.
+    def row(*extra):
+        r = run(exe, "bench", "collective", "--hardware", "h200", "--op", "all_reduce", "--gpus", "8",
+                "--bytes", "1K", "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)[0]
+    plain, looped = row(), row("--host-us-per-gpu", "1000")
+    assert not plain["host_bound"] and plain["time_us"] == plain["kernel_us"]
+    assert looped["host_bound"] and looped["time_us"] == pytest.approx(8000.0)
+    assert looped["kernel_us"] == plain["kernel_us"] < 8000
+    assert looped["busbw_GBps"] == pytest.approx(1024 * 2 * 7 / 8 / 8000e-6 / 1e9, rel=1e-9)
+
+
 @pytest.mark.parametrize("args, needle", [
     (["--op", "all_reduce", "--gpus", "16", "--bytes", "1K"], "gpus_per_switch_domain"),  # beyond the domain
     (["--op", "broadcast", "--gpus", "8", "--bytes", "1K"], "broadcast"),                # unknown op
     (["--op", "all_reduce", "--gpus", "8", "--bytes", "12Q"], "12Q"),                    # not a size
+    (["--op", "all_reduce", "--gpus", "8", "--bytes", "1K", "--host-us-per-gpu", "-1"], "--host-us-per-gpu"),
 ])
 def test_bad_collective_input_is_one_named_error(exe, args, needle):
     r = run(exe, "bench", "collective", "--hardware", "h200", *args)
