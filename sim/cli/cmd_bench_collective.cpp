@@ -126,8 +126,7 @@ int bench_collective(const Args& args) {
     sim::KernelRun k = sim::run_kernel_case(kc, hardware, sets, fast);
     const auto launch = k.run.config["step"]["trace"].value("launch", nlohmann::json::object());
     const double kernel_us = k.kernel_ns / 1e3;
-    const bool host_bound = !ep && loop.loop_ns(kc.gpus) > k.kernel_ns;
-    if (host_bound) k.kernel_ns = loop.loop_ns(kc.gpus);
+    const bool host_bound = !ep && loop.bound(k, kc.gpus);
     const double us = k.kernel_ns / 1e3;
     const double bus = k.figure("GB/s");
     nlohmann::json row = {{"op", op}, {"gpus", kc.gpus}, {"time_us", us}, {"launch", launch}};

@@ -20,9 +20,15 @@ namespace indexsim::sim {
 // fast the GPUs are. The time a case reports is then max(simulated kernel, N x host_us_per_gpu).
 // The host cost is a property of the host and the harness, stated with its own source.
 struct Harness {
-  std::string name, source;
+  std::string name;
   double host_us_per_gpu = 0;
-  double loop_ns(uint32_t gpus) const { return gpus * host_us_per_gpu * 1e3; }  // one iteration's host side
+  // Raises the kernel's time to the loop's, gpus x host_us_per_gpu; whether the loop set it.
+  bool bound(KernelRun& k, uint32_t gpus) const {
+    const double loop_ns = gpus * host_us_per_gpu * 1e3;
+    if (loop_ns <= k.kernel_ns) return false;
+    k.kernel_ns = loop_ns;
+    return true;
+  }
 };
 
 struct PublishedCase {
