@@ -25,11 +25,15 @@ TensorCoreParams TensorCoreParams::load(const config::Node& gpu) {
   p.pipeline_latency_cycles = gpu.req<double>("mma_pipeline_latency_cycles", Rule::non_negative());
   p.fp8_dequant_cycles_per_value = gpu.req<double>("fp8_dequant_cycles_per_value", Rule::range(0.001, 100));
   p.issue_efficiency = gpu.req<double>("mma_issue_efficiency", Rule::range(0.05, 1.0));
+  p.matrix_load_sm_clock_MHz = gpu.opt<double>("matrix_load_sm_clock_MHz", p.sm_clock_MHz, Rule::clock_MHz());
+  if (p.matrix_load_sm_clock_MHz > p.sm_clock_MHz)
+    gpu.fail("matrix_load_sm_clock_MHz", std::to_string(p.matrix_load_sm_clock_MHz),
+             "must be at most sm_clock_MHz (" + std::to_string(p.sm_clock_MHz) + "): it is the clock the power limit lowers it to");
   return p;
 }
 
 TensorCore::TensorCore(const TensorCoreParams& p)
-    : p_(p), tensor_clock_(p.tensor_clock_MHz), sm_clock_(p.sm_clock_MHz) {}
+    : p_(p), tensor_clock_(p.tensor_clock_MHz), sm_clock_(p.sm_clock_MHz), matrix_load_clock_(p.matrix_load_sm_clock_MHz) {}
 
 int TensorCore::effective(int precision) const {
   // fp4 → fp8 → bf16 when a GPU lacks the narrow format; tf32 → simt.
@@ -46,12 +50,17 @@ Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& fl
   // warps feed them at once, and the busier pipe sets the time (DeepGEMM promotes one warpgroup's
   // partial sums while the other's WGMMAs run). A kernel whose barriers separate the phases
   // (dequantise a tile, then MMA on it, then softmax) leaves one pipe idle while the other works.
+  // Beside matrix work the SM runs at its power-limited clock (matrix_load_sm_clock_MHz): the
+  // throttle that issue_efficiency holds for the Tensor Cores slows the CUDA cores as much.
+  const auto on_cuda_cores = [](int e) { return e == int(Precision::simt) || e == int(Precision::fp32); };
+  bool matrix = false;
+  for (int i = 0; i < trace::kPrecisionCount; ++i) matrix = matrix || (flops[i] > 0 && !on_cuda_cores(effective(i)));
+  const Clock& simt_clock = matrix ? matrix_load_clock_ : sm_clock_;
   double mma_ps = 0, simt_ps = 0;
   for (int i = 0; i < trace::kPrecisionCount; ++i) {
     if (flops[i] <= 0) continue;
     const int e = effective(i);
-    const bool simt = e == int(Precision::simt) || e == int(Precision::fp32);
-    if (simt) simt_ps += flops[i] / p_.flops_per_clk[e] * sm_clock_.period_ps();
+    if (on_cuda_cores(e)) simt_ps += flops[i] / p_.flops_per_clk[e] * simt_clock.period_ps();
     else mma_ps += flops[i] / (p_.flops_per_clk[e] * p_.issue_efficiency) * tensor_clock_.period_ps();
   }
   double ps = overlap ? std::max(mma_ps, simt_ps) : mma_ps + simt_ps;

@@ -4,7 +4,7 @@
 // One SM's tensor cores retire `flops_per_clk[p]` FLOPs per tensor-clock cycle at precision p when
 // the pipeline is full. A CTA's matrix work of F FLOPs therefore takes F / rate cycles plus one
 // pipeline fill (latency_cycles) per dependent chain; SIMT work runs on the CUDA cores at the SM
-// clock. The peak of the whole GPU is sm_count × rate × clock: the roofline the replay checks against.
+// clock, or at the power-limited clock beside matrix work. The peak of the whole GPU is sm_count × rate × clock: the roofline the replay checks against.
 #pragma once
 
 #include <array>
@@ -27,6 +27,10 @@ struct TensorCoreParams {
   double fp8_dequant_cycles_per_value = 0;
   // Fraction of the issue slots a real mainloop keeps busy (operand staging, barriers).
   double issue_efficiency = 1.0;
+  // The SM clock while the Tensor Cores are loaded: a part at its power limit clocks the whole SM
+  // down, so the CUDA-core work of a kernel that also does matrix work runs at this clock, not at
+  // sm_clock_MHz. sm_clock_MHz when the file does not say.
+  double matrix_load_sm_clock_MHz = 0;
 
   static TensorCoreParams load(const config::Node& gpu);
 };
@@ -46,7 +50,7 @@ class TensorCore {
  private:
   int effective(int precision) const;
   TensorCoreParams p_;
-  Clock tensor_clock_, sm_clock_;
+  Clock tensor_clock_, sm_clock_, matrix_load_clock_;
 };
 
 }  // namespace indexsim::model

@@ -164,6 +164,24 @@ TEST(Replay, SimtWorkAddsToMatrixWorkWhenTheKernelAlternatesPhases) {
   }
 }
 
+// gpu.matrix_load_sm_clock_MHz = 500 (the SM clock at its power limit, sm_clock 1000): SIMT work
+// beside matrix work runs at 500 MHz, alone at 1000. Per CTA, 2^18 SIMT FLOPs at 256 FLOP/clk are
+// 1024 cycles: with 2^20 bf16 FLOPs (1024 ns at 1 GHz) and phases apart, 1024 + 1024 x 2 = 3072 ns;
+// without matrix work, 1024 ns. Unset, the clock is sm_clock_MHz (the test above: 2048 ns); above
+// sm_clock_MHz it is refused.
+TEST(Replay, SimtWorkBesideMatrixWorkRunsAtThePowerLimitedClock) {
+  Rig rig("gpu.matrix_load_sm_clock_MHz=500");
+  test::FakeMemory mem(100.0, 10.0);
+  for (bool matrix : {true, false}) {
+    KernelRecord k = kernel(0, 4);
+    if (matrix) k.flops[int(trace::Precision::bf16)] = 4.0 * (1 << 20);
+    k.flops[int(trace::Precision::simt)] = 4.0 * (1 << 18);
+    k.simt_overlaps_mma = false;
+    auto out = run(rig, {k}, {}, mem);
+    EXPECT_NEAR(out.step_ns, matrix ? 3072.0 : 1024.0, 1.0) << "matrix " << matrix;
+  }
+  EXPECT_THROW(Rig("gpu.matrix_load_sm_clock_MHz=1001"), std::exception);
+}
 // Instruction issue (KernelRecord::warp_instructions, gpu.warp_issue_interval_cycles = 10, four
 // schedulers an SM, 1 GHz): a warp's I instructions take I · max(W, 10) cycles, W the warps that
 // share its scheduler.
