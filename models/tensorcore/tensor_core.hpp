@@ -4,7 +4,8 @@
 // One SM's tensor cores retire `flops_per_clk[p]` FLOPs per tensor-clock cycle at precision p when
 // the pipeline is full. A CTA's matrix work of F FLOPs therefore takes F / rate cycles plus one
 // pipeline fill (latency_cycles) per dependent chain; SIMT work runs on the CUDA cores at the SM
-// clock, or at the power-limited clock beside matrix work. The peak of the whole GPU is sm_count × rate × clock: the roofline the replay checks against.
+// clock, or at the power-limited clock beside matrix work. The peak of the whole GPU is
+// sm_count × rate × clock: the roofline the replay checks against.
 #pragma once
 
 #include <array>

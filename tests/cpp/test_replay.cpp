@@ -182,6 +182,7 @@ TEST(Replay, SimtWorkBesideMatrixWorkRunsAtThePowerLimitedClock) {
   }
   EXPECT_THROW(Rig("gpu.matrix_load_sm_clock_MHz=1001"), std::exception);
 }
+
 // Instruction issue (KernelRecord::warp_instructions, gpu.warp_issue_interval_cycles = 10, four
 // schedulers an SM, 1 GHz): a warp's I instructions take I · max(W, 10) cycles, W the warps that
 // share its scheduler.
