@@ -52,7 +52,6 @@ Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& fl
   // (dequantise a tile, then MMA on it, then softmax) leaves one pipe idle while the other works.
   // Beside matrix work the SM runs at its power-limited clock (matrix_load_sm_clock_MHz): the
   // throttle that issue_efficiency holds for the Tensor Cores slows the CUDA cores as much.
-  const auto on_cuda_cores = [](int e) { return e == int(Precision::simt) || e == int(Precision::fp32); };
   bool matrix = false;
   for (int i = 0; i < trace::kPrecisionCount; ++i) matrix = matrix || (flops[i] > 0 && !on_cuda_cores(effective(i)));
   const Clock& simt_clock = matrix ? matrix_load_clock_ : sm_clock_;
@@ -70,8 +69,7 @@ Tick TensorCore::compute_ps(const std::array<double, trace::kPrecisionCount>& fl
 
 double TensorCore::peak_flops(Precision p, int sm_count) const {
   const int e = effective(int(p));
-  const bool simt = e == int(Precision::simt) || e == int(Precision::fp32);
-  const double clk = simt ? p_.sm_clock_MHz : p_.tensor_clock_MHz;
+  const double clk = on_cuda_cores(e) ? p_.sm_clock_MHz : p_.tensor_clock_MHz;
   return p_.flops_per_clk[e] * sm_count * clk * 1e6;
 }
 

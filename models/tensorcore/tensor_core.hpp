@@ -50,6 +50,8 @@ class TensorCore {
 
  private:
   int effective(int precision) const;
+  // Whether an effective precision runs on the CUDA cores (SM clock), not the Tensor Cores.
+  static bool on_cuda_cores(int e) { return e == int(trace::Precision::simt) || e == int(trace::Precision::fp32); }
   TensorCoreParams p_;
   Clock tensor_clock_, sm_clock_, matrix_load_clock_;
 };
