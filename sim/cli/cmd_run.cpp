@@ -2,6 +2,7 @@
 // `indexsim run`: one step of a workload (emulated, or a trace file) on one hardware config, or a
 // whole chunked prefill (--phase prefill: every chunk of the prompt, sampled; time to first token).
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -11,7 +12,9 @@
 #include "sim/cli/command.hpp"
 #include "sim/cli/report.hpp"
 #include "sim/core/progress.hpp"
+#include "sim/core/version.hpp"
 #include "sim/engine/prefill.hpp"
+#include "sim/engine/segment_file.hpp"
 #include "sim/engine/capture_state.hpp"
 #include "sim/engine/simulation.hpp"
 
@@ -52,6 +55,9 @@ void declare(Cli& cli) {
                                          "reaching memory through a TLM-2.0 socket (the same results)")
       .flag("--no-reuse", "simulate every kernel, even a segment that repeats an earlier one")
       .flag("--warm-reuse", "a repeated segment takes its figures from its second simulated occurrence (warm L2), ~1.6x wall")
+      .option("--segments-from FILE", "start from the segment memos another run stored (--segments-to): its repeated "
+                                      "segments are taken, not simulated; the run records that run's key (segments_from)")
+      .option("--segments-to FILE", "store this run's segment memos in FILE, for runs that start from them")
       .option("--l2-start capture|clean", "a captured trace's first L2: as its capture's flush left it (default; a memset "
                                           "leaves dirty lines) or empty")
       .option("--steps N", "the decode step N times on one hardware state (1-1000); the result is the last step's")
@@ -91,6 +97,12 @@ sim::RunSpec parse_run_spec(const Cli& ap) {
   spec.warm_reuse = ap.has("--warm-reuse");
   if (!spec.reuse && spec.warm_reuse) throw std::invalid_argument("run: --no-reuse and --warm-reuse exclude each other");
   spec.timeline = ap.value("--timeline");
+  if (const std::string from = ap.value("--segments-from"); !from.empty()) {
+    if (!spec.reuse) throw std::invalid_argument("run: --segments-from takes repeated segments from memos; --no-reuse simulates them all");
+    sim::SegmentFile f = sim::load_segments(from, sim::code_version());
+    spec.segments_of = f.run_key;
+    spec.inherited_segments = std::make_shared<const sim::SegmentLibrary>(std::move(f.library));
+  }
   spec.engine = ap.value("--engine", "native");
   if (spec.engine != "native" && spec.engine != "systemc")
     throw std::invalid_argument("--engine must be native or systemc, not '" + spec.engine + "'");
@@ -137,7 +149,18 @@ int run_cmd(const Args& args) {
   const auto store = open_store(db);
   if (!spec.timeline.empty()) temporary_for(spec.timeline, "timeline");  // a bad path fails before the run, not after
   sim::RunResult r;
+  const std::string segments_to = ap.value("--segments-to");
+  if (!segments_to.empty()) {
+    if (whole_prefill) throw std::invalid_argument("--segments-to stores one step's memos: not with --phase prefill (use --phase chunk)");
+    if (!spec.reuse) throw std::invalid_argument("run: --segments-to stores repeated segments' memos; --no-reuse keeps none");
+    // A path that cannot be written fails before the run, not after it.
+    const std::string tmp = temporary_for(segments_to, "segment file");
+    if (!std::ofstream(tmp)) throw std::invalid_argument("--segments-to " + segments_to + ": cannot write there (" + tmp + ")");
+    std::remove(tmp.c_str());
+    spec.kept_segments = std::make_shared<sim::SegmentLibrary>();
+  }
   if (whole_prefill) {
+    if (!spec.segments_of.empty()) throw std::invalid_argument("--segments-from: a whole prefill's chunks start from its own first chunk's memos");
     if (!spec.trace.empty()) throw std::invalid_argument("--phase prefill simulates a workload's whole prefill: give --workload, not --trace");
     sim::PrefillSpec ps;
     ps.run = spec;
@@ -161,6 +184,7 @@ int run_cmd(const Args& args) {
     }
   } else {
     r = sim::simulate(spec);
+    if (!segments_to.empty()) sim::save_segments(*spec.kept_segments, r.key, segments_to);
   }
   if (bar) bar->finish();
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());

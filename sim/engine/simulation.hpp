@@ -44,6 +44,9 @@ struct RunSpec {
   // set, where the run leaves its own (a whole prefill's first chunk, for the others).
   std::shared_ptr<const SegmentLibrary> inherited_segments;
   std::shared_ptr<SegmentLibrary> kept_segments;
+  // The key of the stored run whose memos inherited_segments holds, when they come from one (a
+  // segment file): recorded in the configuration as `segments_from`, since the result depends on them.
+  std::string segments_of;
   // "native" (the plain C++ loop) or "systemc" (sim/engine/systemc.hpp): with the project's own
   // units the same results, bit for bit. A SystemC run's configuration records `engine: systemc`.
   std::string engine = "native";

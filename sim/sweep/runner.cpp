@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -85,7 +86,9 @@ std::string exit_text(int status) {
 nlohmann::json PlannedRun::to_json(const SweepSpec& s) const {
   nlohmann::json p = nlohmann::json::object();
   for (const auto& [k, v] : point) p[k] = v;
-  return {{"index", index}, {"key", key}, {"point", p}, {"args", s.run_args(point)}, {"done", done}, {"stale", stale}};
+  nlohmann::json j = {{"index", index}, {"key", key}, {"point", p}, {"args", s.run_args(point)}, {"done", done}, {"stale", stale}};
+  if (!spec.segments_of.empty()) j["segments_from"] = spec.segments_of;  // the key of its seed (share_segments)
+  return j;
 }
 
 std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select,
@@ -98,11 +101,7 @@ std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const st
   std::map<std::string, size_t> seen;
   std::optional<Progress> bar;
   if (progress && which.size() >= 50) bar.emplace("plan " + s.name, which.size());  // small plans take no time
-  for (size_t i : which) {
-    if (bar) bar->update(double(out.size()), "point " + std::to_string(i));
-    if (i >= points.size())
-      throw std::invalid_argument("sweep " + s.file + ": point " + std::to_string(i) + " does not exist (the sweep has " +
-                                  std::to_string(points.size()) + ")");
+  const auto resolve_point = [&](size_t i) {
     PlannedRun r;
     r.index = i;
     r.point = points[i];
@@ -124,6 +123,14 @@ std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const st
                                   "): " + e.what());
     }
     r.key = run_key(r.config);
+    return r;
+  };
+  for (size_t i : which) {
+    if (bar) bar->update(double(out.size()), "point " + std::to_string(i));
+    if (i >= points.size())
+      throw std::invalid_argument("sweep " + s.file + ": point " + std::to_string(i) + " does not exist (the sweep has " +
+                                  std::to_string(points.size()) + ")");
+    PlannedRun r = resolve_point(i);
     // Two points that resolve to the same config would be one run stored once: say so rather than
     // silently running fewer configurations than the spec lists.
     if (auto it = seen.find(r.key); it != seen.end())
@@ -132,6 +139,30 @@ std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const st
                                   point_text(r.point) + ") resolve to the same configuration");
     seen[r.key] = i;
     out.push_back(std::move(r));
+  }
+  if (s.share_segments) {
+    // Each point's seed, planned if it was not selected; then the point's configuration records the
+    // seed's key, which makes it another run than the point alone (a key of its own).
+    const std::vector<size_t> seeds = s.segment_seeds(points);
+    std::map<size_t, size_t> at;  // point index -> position in out
+    for (size_t j = 0; j < out.size(); ++j) at[out[j].index] = j;
+    for (size_t j = 0, n = out.size(); j < n; ++j) {
+      const size_t g = seeds[out[j].index];
+      if (g != out[j].index && !at.count(g)) {
+        out.push_back(resolve_point(g));
+        at[g] = out.size() - 1;
+      }
+    }
+    for (PlannedRun& r : out) {
+      const size_t g = seeds[r.index];
+      if (g == r.index) continue;
+      PlannedRun& seed = out[at[g]];
+      seed.keeps_segments = true;
+      r.seed = long(at[g]);
+      r.spec.segments_of = seed.key;
+      r.config["segments_from"] = seed.key;
+      r.key = run_key(r.config);
+    }
   }
   if (bar) {
     bar->update(double(out.size()));
@@ -179,14 +210,49 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
   const auto t0 = clock::now();
   SweepSummary sum;
   sum.total = runs.size();
-  std::vector<const PlannedRun*> todo;
+  // A task runs one planned run (stored), or only remakes a stored seed's segment memos (memo_only:
+  // its members are still to run and its file is gone). Seeds go first; a member waits for its seed.
+  struct Task {
+    const PlannedRun* run;
+    bool memo_only = false;
+    bool launched = false;
+  };
+  std::vector<Task> tasks, later;
+  size_t todo_runs = 0;
   for (const auto& r : runs) {
     sum.stale += r.stale;
     if (r.done) ++sum.skipped;
-    else if (o.limit == 0 || todo.size() < o.limit) todo.push_back(&r);
+    else if (o.limit == 0 || todo_runs < o.limit) (r.keeps_segments ? tasks : later).push_back({&r}), ++todo_runs;
   }
   Store store(o.db);  // creates the file (and schema) before the workers race to do it
   const std::string exe = o.executable.empty() ? self_executable() : o.executable;
+  // Segment memos live beside the database, one file per seed and code version, kept for a resumed sweep.
+  const fs::path memo_dir = o.db + ".segments";
+  const std::string version_tag = run_key(nlohmann::json(code_version()));
+  const auto memo_file = [&](const PlannedRun& seed) { return (memo_dir / (seed.key + "-" + version_tag + ".seg")).string(); };
+  // elsewhere: another sweep on the database claimed the seed; its members are left to that sweep.
+  enum class SeedState { pending, ok, failed, elsewhere };
+  std::map<const PlannedRun*, SeedState> seed_state;
+  std::map<const PlannedRun*, std::string> seed_error;
+  bool members = false;
+  for (const Task& t : later) members = members || t.run->seed >= 0;
+  if (members) {
+    fs::create_directories(memo_dir);
+    for (const Task& t : later) {
+      if (t.run->seed < 0) continue;
+      const PlannedRun* seed = &runs[size_t(t.run->seed)];
+      if (seed_state.count(seed)) continue;
+      const bool have = fs::exists(memo_file(*seed));
+      seed_state[seed] = have && seed->done ? SeedState::ok : SeedState::pending;
+      if (seed->done && !have) {
+        tasks.push_back({seed, true});
+      } else if (!seed->done && std::none_of(tasks.begin(), tasks.end(), [&](const Task& x) { return x.run == seed; })) {
+        tasks.push_back({seed});  // left out by the limit: its members cannot run without it
+        ++todo_runs;
+      }
+    }
+  }
+  tasks.insert(tasks.end(), later.begin(), later.end());
   const fs::path tmp = fs::temp_directory_path() / ("indexsim-sweep-" + std::to_string(getpid()));
   remove_stale_sweep_dirs(tmp.parent_path());
   fs::create_directories(tmp);
@@ -205,34 +271,82 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     if (!o.progress) return;
     const double el = std::chrono::duration<double>(clock::now() - t0).count();
     const double rate = el > 0 ? double(sum.ran) / el : 0;
-    const double eta = rate > 0 ? double(todo.size() - sum.ran - sum.elsewhere) / rate : -1;
+    const double eta = rate > 0 ? double(todo_runs - sum.ran - sum.elsewhere) / rate : -1;
     char b[256];
     std::snprintf(b, sizeof b, "[sweep %s] %zu/%zu done (%zu stored before, %zu another sweep's, %zu failed)  %.2f runs/s  ETA %s",
-                  s.name.c_str(), sum.ran, todo.size(), sum.skipped, sum.elsewhere, sum.failed, rate, clock_text(eta).c_str());
+                  s.name.c_str(), sum.ran, todo_runs, sum.skipped, sum.elsewhere, sum.failed, rate, clock_text(eta).c_str());
     std::fprintf(stderr, tty ? "\r%s\033[K%s" : "%s%s", b, final_line || !tty ? "\n" : "");
     std::fflush(stderr);
   };
-  show(todo.empty());
+  show(todo_runs == 0);
 
-  std::map<pid_t, Child> live;
-  size_t next = 0;
+  // A run that did not make it: stored with status failed and its error, and logged.
+  const auto store_failure = [&](const PlannedRun& run, const std::string& error, clock::time_point start) {
+    ++sum.failed;
+    RunResult f;
+    f.key = run.key;
+    f.config = run.config;
+    f.hardware = run.config["hardware"].value("name", run.spec.hardware);
+    f.workload = run.config.contains("workload") ? run.config["workload"].value("name", run.spec.workload) : run.spec.trace;
+    f.seed = run.spec.step.seed;
+    f.code_version = code_version();
+    f.status = "failed";
+    f.error = error;
+    f.wall_s = std::chrono::duration<double>(clock::now() - start).count();
+    store.put(f);
+    if (tty && o.progress) std::fprintf(stderr, "\n");
+    log << "run " << run.index << " (" << point_text(run.point) << ") failed: " << error << "\n";
+  };
+  const auto seed_done = [&](const PlannedRun* seed, bool ok, const std::string& error) {
+    if (!seed->keeps_segments || !seed_state.count(seed)) return;
+    seed_state[seed] = ok ? SeedState::ok : SeedState::failed;
+    if (!ok) seed_error[seed] = error;
+  };
+
+  struct Live {
+    const Task* task;
+    Child child;
+  };
+  std::map<pid_t, Live> live;
   const unsigned workers = std::max(1u, o.workers);
-  while (next < todo.size() || !live.empty()) {
-    while (next < todo.size() && live.size() < workers) {
-      const PlannedRun* r = todo[next++];
-      // Another sweep on this file may have taken it, or finished it, since the plan.
-      if (!store.claim(r->key)) {
+  size_t first_open = 0;  // tasks before it are all launched
+  for (;;) {
+    // The first tasks in order that can start: not a member whose seed is still to finish.
+    for (size_t i = first_open; i < tasks.size() && live.size() < workers; ++i) {
+      Task& t = tasks[i];
+      if (t.launched) continue;
+      const PlannedRun* seed = t.run->seed >= 0 ? &runs[size_t(t.run->seed)] : nullptr;
+      const SeedState st = seed ? seed_state[seed] : SeedState::ok;
+      if (st == SeedState::pending) continue;
+      t.launched = true;
+      // Another sweep on this file took it (or its seed), or finished it, since the plan.
+      if (st == SeedState::elsewhere || (!t.memo_only && !store.claim(t.run->key))) {
+        if (seed_state.count(t.run) && seed_state[t.run] == SeedState::pending) seed_state[t.run] = SeedState::elsewhere;
         ++sum.elsewhere;
         show(false);
         continue;
       }
-      auto args = s.run_args(r->point);
+      if (st == SeedState::failed) {
+        ++sum.ran;
+        store.release(t.run->key);
+        store_failure(*t.run, "the run whose segment memos it starts from (point " + std::to_string(seed->index) +
+                                  ") failed: " + seed_error[seed], clock::now());
+        show(sum.ran + sum.elsewhere == todo_runs);
+        continue;
+      }
+      auto args = s.run_args(t.run->point);
       args.insert(args.begin(), "run");
-      args.insert(args.end(), {"--db", o.db});
-      const std::string err = (tmp / (r->key + ".err")).string();
-      live[spawn(exe, args, err)] = {r, err, clock::now()};
+      if (!t.memo_only) args.insert(args.end(), {"--db", o.db});
+      if (t.run->keeps_segments) args.insert(args.end(), {"--segments-to", memo_file(*t.run)});
+      if (seed) args.insert(args.end(), {"--segments-from", memo_file(*seed)});
+      const std::string err = (tmp / (t.run->key + (t.memo_only ? "-memos" : "") + ".err")).string();
+      live[spawn(exe, args, err)] = {&t, {t.run, err, clock::now()}};
     }
-    if (live.empty()) break;  // the rest were another sweep's
+    while (first_open < tasks.size() && tasks[first_open].launched) ++first_open;
+    if (live.empty()) {
+      if (first_open == tasks.size()) break;
+      throw std::logic_error("sweep: tasks wait on seeds that never ran");  // every seed is a task or stored with its memos
+    }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) {
@@ -241,41 +355,30 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     }
     auto it = live.find(pid);
     if (it == live.end()) continue;
-    const Child c = it->second;
+    const Task& t = *it->second.task;
+    const Child c = it->second.child;
     live.erase(it);
-    ++sum.ran;
-    store.release(c.run->key);
     std::string error;
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       error = exit_text(status);
       const std::string msg = tail_of_file(c.err_path, 4000);
       if (!msg.empty()) error += ": " + msg;
-    } else if (!store.has_ok(c.run->key)) {
+    } else if (!t.memo_only && !store.has_ok(c.run->key)) {
       error = "the run finished but its key " + c.run->key + " is not in " + o.db +
               " (the worker resolved a different configuration)";
     }
-    if (error.empty()) {
-      ++sum.ok;
-    } else {
-      ++sum.failed;
-      RunResult f;
-      f.key = c.run->key;
-      f.config = c.run->config;
-      f.hardware = c.run->config["hardware"].value("name", c.run->spec.hardware);
-      f.workload = c.run->config.contains("workload") ? c.run->config["workload"].value("name", c.run->spec.workload)
-                                                      : c.run->spec.trace;
-      f.seed = c.run->spec.step.seed;
-      f.code_version = code_version();
-      f.status = "failed";
-      f.error = error;
-      f.wall_s = std::chrono::duration<double>(clock::now() - c.start).count();
-      store.put(f);
-      if (tty && o.progress) std::fprintf(stderr, "\n");
-      log << "run " << c.run->index << " (" << point_text(c.run->point) << ") failed: " << error << "\n";
-    }
     std::error_code ec;
     fs::remove(c.err_path, ec);
-    show(sum.ran + sum.elsewhere == todo.size());
+    seed_done(c.run, error.empty(), error);
+    if (t.memo_only) {
+      if (!error.empty()) log << "run " << c.run->index << " (" << point_text(c.run->point) << "): remaking its segment memos failed: " << error << "\n";
+      continue;
+    }
+    ++sum.ran;
+    store.release(c.run->key);
+    if (error.empty()) ++sum.ok;
+    else store_failure(*c.run, error, c.start);
+    show(sum.ran + sum.elsewhere == todo_runs);
   }
   sum.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
   return sum;

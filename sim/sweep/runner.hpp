@@ -25,6 +25,10 @@ struct PlannedRun {
   nlohmann::json config;
   bool done = false;            // stored with status ok (and of this code version, or kept though stale)
   bool stale = false;           // stored with status ok by another code version
+  // share_segments: the position in the plan of the run whose segment memos this one starts from
+  // (-1: none), and whether this run stores its memos for others (a seed with members planned).
+  long seed = -1;
+  bool keeps_segments = false;
   nlohmann::json to_json(const SweepSpec& s) const;  // index, key, point, args, done
 };
 
@@ -32,6 +36,8 @@ struct PlannedRun {
 // error; `db` (may be empty) marks the runs already done. A run stored by another code version is
 // marked stale, and done unless `rerun_stale`.
 // With `progress`, a progress line on stderr while the points resolve (a 390-point plan takes minutes).
+// With the spec's share_segments, the seed of a selected point is planned too (after the selected
+// ones), since the point's result depends on it.
 std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const std::vector<size_t>& select = {},
                              bool rerun_stale = false, bool progress = false);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 
 #include "models/common/params.hpp"
@@ -223,6 +224,7 @@ SweepSpec parse(std::shared_ptr<config::Document> doc) {
   Node root = doc->root();
   s.name = root.opt<std::string>("name", "sweep");
   root.note("description");
+  s.share_segments = root.opt<bool>("share_segments", false);
 
   Node base = root.child("base");
   s.base.hardware = base.req<std::string>("hardware");
@@ -354,6 +356,21 @@ void apply(RunSpec& r, const std::string& path, const std::string& v) {
 }
 
 }  // namespace
+
+std::vector<size_t> SweepSpec::segment_seeds(const std::vector<Assignment>& points) const {
+  const auto shared_axis = [](const std::string& p) {
+    return p == "step.context" || p == "techniques" || p.rfind("techniques.", 0) == 0;
+  };
+  std::map<Assignment, size_t> first;  // by the values of the other axes
+  std::vector<size_t> seeds;
+  for (size_t i = 0; i < points.size(); ++i) {
+    Assignment rest;
+    for (const auto& pv : points[i])
+      if (!shared_axis(pv.first)) rest.push_back(pv);
+    seeds.push_back(first.emplace(rest, i).first->second);
+  }
+  return seeds;
+}
 
 bool Constraint::keeps(const Assignment& a) const {
   if (require && !require->eval(a)) return false;

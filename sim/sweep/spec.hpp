@@ -51,6 +51,13 @@ struct SweepSpec {
   RunSpec base;
   std::vector<Axis> axes;
   std::vector<Constraint> constraints;
+  // share_segments: points that differ only in the context and the techniques (axes step.context,
+  // techniques, techniques.*) repeat the same weight GEMMs; each starts from the segment memos of
+  // the first such point in the spec's order (its seed: `run --segments-to`, the others
+  // `--segments-from`), recorded in its configuration (segments_from). Off: every point alone.
+  bool share_segments = false;
+  // The index in points() of the seed of points()[i] (i itself for a seed): with share_segments.
+  std::vector<size_t> segment_seeds(const std::vector<Assignment>& points) const;
 
   static SweepSpec load_file(const std::string& path);
   static SweepSpec load_string(const std::string& text, const std::string& name);

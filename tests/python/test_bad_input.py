@@ -468,6 +468,7 @@ _BAD_YAML = {
     "list.yaml": "- 1\n- 2\n",
     "empty.yaml": "",
     "badbase.yaml": "base: nosuchbase\nname: x\n",
+    "garbage.seg": "not segment memos\n",
 }
 
 
@@ -508,6 +509,13 @@ _BAD_YAML = {
     (["validate", "--trace", "{trace}", "--hardware", "h200", "--set", "hardware.nosuch=1"], ["nosuch", "unknown key"]),
     (["validate", "--published", "--case", "nosuchcase"], ["nosuchcase"]),
     (["validate", "--published", "--group", "nosuchgroup"], ["nosuchgroup"]),
+    # segment memo files (run --segments-from / --segments-to), refused before the run
+    (["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", "--fast", "--segments-from", "{tmp}/none.seg"],
+     ["{tmp}/none.seg", "cannot be opened"]),
+    (["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", "--fast", "--segments-from", "{tmp}/garbage.seg"],
+     ["{tmp}/garbage.seg", "not a segment file"]),
+    (["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", "--fast", "--segments-to", "{tmp}/no/dir.seg"],
+     ["{tmp}/no/dir.seg", "cannot write there"]),
 ])
 def test_a_missing_or_malformed_config_is_named(exe, tmp_path, tiny_trace, args, needles):
     """Configs: a missing preset name or file path, a YAML syntax error in a file passed by path."""

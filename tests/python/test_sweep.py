@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Sweeps: the smoke spec runs completely, a killed sweep resumes to exactly one whole row set per
 configuration, failed runs are stored with their error, Dask gives the same rows as the local pool."""
+import json
 import os
 import signal
 import sqlite3
@@ -186,3 +187,83 @@ def test_two_sweeps_on_one_database_share_its_points(exe, tmp_path):
         assert con.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
     finally:
         con.close()
+
+
+def _shared_spec():
+    """The smoke model, one preset, two techniques by two contexts, its points sharing their seed's
+    segment memos: the seed is the first point (baseline, 1024), the other three start from it."""
+    import yaml
+    spec = yaml.safe_load(SMOKE.read_text())
+    spec.pop("constraints")
+    spec["name"] = "smoke-shared"
+    spec["share_segments"] = True
+    spec["axes"] = {"hardware": ["h200"], "techniques": ["baseline", "indexshare"],
+                    "step.context": [1024, 2048]}
+    return spec
+
+
+def test_shared_segments_record_their_seed_and_do_not_depend_on_the_worker_count(exe, tmp_path):
+    spec = _shared_spec()
+    one, two = str(tmp_path / "one.sqlite"), str(tmp_path / "two.sqlite")
+    assert indexsim.sweep(spec, one, workers=1, quiet=True).ok == 4
+    assert indexsim.sweep(spec, two, workers=2, quiet=True).ok == 4
+    assert _rows(one) == _rows(two)
+    con = sqlite3.connect(one)
+    try:
+        configs = [json.loads(c) for (c,) in con.execute("SELECT config FROM runs")]
+        stored = dict(con.execute("SELECT key, step_ns FROM runs").fetchall())
+    finally:
+        con.close()
+    seeds = [c for c in configs if "segments_from" not in c]
+    assert len(seeds) == 1 and seeds[0]["step"]["context"] == 1024
+    assert seeds[0]["techniques"]["name"] == "baseline"
+    seed_key = indexsim.plan(spec)[0]["key"]
+    assert sorted(c.get("segments_from", "") for c in configs) == ["", seed_key, seed_key, seed_key]
+    memos = list(Path(one + ".segments").glob("*.seg"))
+    assert len(memos) == 1
+    # A member run by hand from the seed's file is the stored run, and takes more of its kernels
+    # from memos than the same point alone (whose first layer's GEMMs it simulates).
+    member = next(r for r in indexsim.plan(spec) if r["point"]["step.context"] == "2048")
+    args = [exe, "run"] + member["args"] + ["--json", "--kernels"]
+
+    def reused(extra):
+        out = json.loads(subprocess.run(args + extra, check=True, capture_output=True, text=True).stdout)
+        return out, sum(k["simulated"] == "reused" for k in out["kernels"])
+    shared, reused_shared = reused(["--segments-from", str(memos[0])])
+    alone, reused_alone = reused([])
+    assert shared["key"] == member["key"] and shared["step_ns"] == stored[member["key"]]
+    assert alone["key"] != member["key"] and "segments_from" not in alone["config"]
+    assert reused_shared > reused_alone
+
+
+def test_a_shared_point_alone_plans_its_seed_and_a_lost_memo_file_is_remade(exe, tmp_path):
+    spec = _shared_spec()
+    db = str(tmp_path / "shared.sqlite")
+    runs = indexsim.plan(spec)
+    member = next(r for r in runs if r["point"]["step.context"] == "2048" and r["point"]["techniques"] == "indexshare")
+    proc = subprocess.run([exe, "sweep", _write(spec, tmp_path), "--db", db, "--select", str(member["index"]),
+                           "--quiet"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(indexsim.row_counts(db)["key"]) == sorted([runs[0]["key"], member["key"]])
+    before = _rows(db)
+    # The member is lost with the memo file: the rerun remakes the seed's memos without storing it again.
+    con = sqlite3.connect(db)
+    for t in ("metrics", "kernels", "components"):
+        con.execute(f"DELETE FROM {t} WHERE run=?", (member["key"],))
+    con.execute("DELETE FROM runs WHERE key=?", (member["key"],))
+    con.commit()
+    con.close()
+    for f in Path(db + ".segments").glob("*.seg"):
+        f.unlink()
+    proc = subprocess.run([exe, "sweep", _write(spec, tmp_path), "--db", db, "--select", str(member["index"])],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 already stored, 1 ran" in proc.stdout
+    assert _rows(db) == before
+
+
+def _write(spec, tmp_path):
+    import yaml
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return str(path)
