@@ -141,3 +141,35 @@ TEST(SweepPlan, SelectPicksPointsByIndex) {
   EXPECT_EQ(runs[0].spec.step.context, 4096u);
   EXPECT_THROW(plan(s, "", {3}), std::invalid_argument);
 }
+
+TEST(SweepSpec, SharedSegmentsGroupPointsThatDifferOnlyInContextAndTechniques) {
+  // A point's seed: the first point (spec order) with the same values on every other axis; the
+  // first point whose seed is skipped by a constraint is its group's seed itself.
+  const auto s = parse(
+      "share_segments: true\n"
+      "axes:\n  hardware: [h100, h200]\n  techniques: [baseline, indexshare]\n  techniques.index_share.enabled: [true]\n"
+      "  step.context: [1024, 2048]\n  step.batch: [1, 2]\n"
+      "constraints:\n  - skip: [{hardware: h200, techniques: baseline, step.context: 1024}]\n");
+  EXPECT_TRUE(s.share_segments);
+  const auto p = s.points();
+  const auto seeds = s.segment_seeds(p);
+  ASSERT_EQ(seeds.size(), p.size());
+  const auto value = [](const Assignment& a, const std::string& path) {
+    for (const auto& [k, v] : a)
+      if (k == path) return v;
+    return std::string();
+  };
+  for (size_t i = 0; i < p.size(); ++i) {
+    const size_t g = seeds[i];
+    ASSERT_LE(g, i);
+    EXPECT_EQ(seeds[g], g);  // a seed is its own
+    EXPECT_EQ(value(p[g], "hardware"), value(p[i], "hardware"));
+    EXPECT_EQ(value(p[g], "step.batch"), value(p[i], "step.batch"));
+    for (size_t j = 0; j < g; ++j)  // no earlier point would do
+      EXPECT_FALSE(value(p[j], "hardware") == value(p[i], "hardware") && value(p[j], "step.batch") == value(p[i], "step.batch"));
+  }
+  // h100: its seed is (baseline, 1024); h200: (baseline, 1024) is skipped, so (baseline, 2048).
+  EXPECT_EQ(value(p[seeds[p.size() - 1]], "step.context"), "2048");
+  EXPECT_EQ(value(p[seeds[0]], "step.context"), "1024");
+  EXPECT_FALSE(parse("axes:\n  hardware: [h100]\n").share_segments);  // off unless asked
+}
