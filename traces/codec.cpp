@@ -23,6 +23,11 @@ void PayloadWriter::str(const std::string& s) {
   buf_.insert(buf_.end(), s.begin(), s.end());
 }
 
+void PayloadWriter::blob(const std::string& s) {
+  u64(s.size());
+  buf_.insert(buf_.end(), s.begin(), s.end());
+}
+
 void PayloadWriter::varint(uint64_t v) {
   while (v >= 0x80) {
     buf_.push_back(static_cast<uint8_t>(v | 0x80));
@@ -57,6 +62,15 @@ std::string PayloadReader::str() {
   std::string s(reinterpret_cast<const char*>(p_ + pos_), len);
   if (!valid_utf8(s)) throw std::invalid_argument("a string of " + std::to_string(len) + " bytes is not valid UTF-8");
   pos_ += len;
+  return s;
+}
+
+std::string PayloadReader::blob() {
+  const uint64_t len = u64();
+  if (remaining() < len)
+    throw std::out_of_range("a string of " + std::to_string(len) + " bytes runs past the end");
+  std::string s(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
+  pos_ += size_t(len);
   return s;
 }
 

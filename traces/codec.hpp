@@ -24,6 +24,8 @@ class PayloadWriter {
   void i64(int64_t v) { put(static_cast<uint64_t>(v), 8); }
   void f64(double v);
   void str(const std::string& s);
+  // Raw bytes of any value, a u64 length first (not part of the trace format: segment signatures).
+  void blob(const std::string& s);
   void varint(uint64_t v);
   const std::vector<uint8_t>& bytes() const { return buf_; }
   void clear() { buf_.clear(); }
@@ -46,6 +48,7 @@ class PayloadReader {
   int64_t i64() { return static_cast<int64_t>(get(8)); }
   double f64();
   std::string str();
+  std::string blob();  // what PayloadWriter::blob wrote; std::out_of_range when it runs past the end
   uint64_t varint();
   bool done() const { return pos_ == n_; }
   size_t remaining() const { return n_ - pos_; }

@@ -6,9 +6,9 @@
 // configuration (RunSpec::segments_of), and the code version that made them: memos of another
 // version would carry another model's figures, and loading them is refused.
 //
-// Format (little-endian, as the host writes it; the file is a cache, not an archive):
+// Format (little-endian, the trace codec's PayloadWriter; the file is a cache, not an archive):
 //   "ISSEGS01", code version, run key, memo count, then each memo: its first member's signature,
-//   member count, members, span, busy per processor, counters. Strings are a u64 length and bytes.
+//   member count, members, span, busy per processor, counters. Strings are blobs (u64 length, bytes).
 #pragma once
 
 #include <string>

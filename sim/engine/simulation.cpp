@@ -180,7 +180,7 @@ Loaded load(const RunSpec& spec, ScRun* sc = nullptr) {
   if (spec.steps == 0 || spec.steps > 1000)
     throw std::invalid_argument("steps must be between 1 and 1000 (got " + std::to_string(spec.steps) + ")");
   if (spec.steps > 1) L.config["steps"] = spec.steps;  // only then: one-step runs keep their keys
-  if (!spec.segments_of.empty()) L.config["segments_from"] = spec.segments_of;  // only then, likewise
+  if (!spec.segments_of.empty()) record_segments_from(L.config, spec.segments_of);  // only then, likewise
   // A captured trace's measurements started from the L2 its flush left (only then: other runs keep
   // their keys).
   check_l2_start(spec.l2_start);
@@ -298,6 +298,8 @@ void check_work_budget(const Workload& w, const model::Processor& proc, double m
 }  // namespace
 
 nlohmann::json resolve(const RunSpec& spec) { return load(spec).config; }
+
+void record_segments_from(nlohmann::json& config, const std::string& run_key) { config["segments_from"] = run_key; }
 
 RunResult simulate(const RunSpec& spec) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -69,6 +69,9 @@ struct RunSpec {
 
 // Resolves every config without running (sweeps use it to find runs already done).
 nlohmann::json resolve(const RunSpec& spec);
+// What resolve() adds for RunSpec::segments_of: a sweep that learns a point's seed after resolving
+// it records the seed here, so that the point's key is the one its run computes.
+void record_segments_from(nlohmann::json& config, const std::string& run_key);
 RunResult simulate(const RunSpec& spec);
 
 }  // namespace indexsim::sim

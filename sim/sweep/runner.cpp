@@ -160,7 +160,7 @@ std::vector<PlannedRun> plan(const SweepSpec& s, const std::string& db, const st
       seed.keeps_segments = true;
       r.seed = long(at[g]);
       r.spec.segments_of = seed.key;
-      r.config["segments_from"] = seed.key;
+      record_segments_from(r.config, seed.key);
       r.key = run_key(r.config);
     }
   }
@@ -230,26 +230,26 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
   const fs::path memo_dir = o.db + ".segments";
   const std::string version_tag = run_key(nlohmann::json(code_version()));
   const auto memo_file = [&](const PlannedRun& seed) { return (memo_dir / (seed.key + "-" + version_tag + ".seg")).string(); };
-  // elsewhere: another sweep on the database claimed the seed; its members are left to that sweep.
+  // The seeds that members still to run wait for. elsewhere: another sweep on the database claimed
+  // the seed; its members are left to that sweep.
   enum class SeedState { pending, ok, failed, elsewhere };
-  std::map<const PlannedRun*, SeedState> seed_state;
-  std::map<const PlannedRun*, std::string> seed_error;
-  bool members = false;
-  for (const Task& t : later) members = members || t.run->seed >= 0;
-  if (members) {
+  struct SeedStatus {
+    SeedState state;
+    std::string error;  // failed: why
+  };
+  std::map<const PlannedRun*, SeedStatus> seeds;
+  for (const Task& t : later) {
+    if (t.run->seed < 0) continue;
+    const PlannedRun* seed = &runs[size_t(t.run->seed)];
+    if (seeds.count(seed)) continue;
     fs::create_directories(memo_dir);
-    for (const Task& t : later) {
-      if (t.run->seed < 0) continue;
-      const PlannedRun* seed = &runs[size_t(t.run->seed)];
-      if (seed_state.count(seed)) continue;
-      const bool have = fs::exists(memo_file(*seed));
-      seed_state[seed] = have && seed->done ? SeedState::ok : SeedState::pending;
-      if (seed->done && !have) {
-        tasks.push_back({seed, true});
-      } else if (!seed->done && std::none_of(tasks.begin(), tasks.end(), [&](const Task& x) { return x.run == seed; })) {
-        tasks.push_back({seed});  // left out by the limit: its members cannot run without it
-        ++todo_runs;
-      }
+    const bool have = fs::exists(memo_file(*seed));
+    seeds[seed] = {have && seed->done ? SeedState::ok : SeedState::pending, ""};
+    if (seed->done && !have) {
+      tasks.push_back({seed, true});
+    } else if (!seed->done && std::none_of(tasks.begin(), tasks.end(), [&](const Task& x) { return x.run == seed; })) {
+      tasks.push_back({seed});  // left out by the limit: its members cannot run without it
+      ++todo_runs;
     }
   }
   tasks.insert(tasks.end(), later.begin(), later.end());
@@ -297,11 +297,6 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     if (tty && o.progress) std::fprintf(stderr, "\n");
     log << "run " << run.index << " (" << point_text(run.point) << ") failed: " << error << "\n";
   };
-  const auto seed_done = [&](const PlannedRun* seed, bool ok, const std::string& error) {
-    if (!seed->keeps_segments || !seed_state.count(seed)) return;
-    seed_state[seed] = ok ? SeedState::ok : SeedState::failed;
-    if (!ok) seed_error[seed] = error;
-  };
 
   struct Live {
     const Task* task;
@@ -316,12 +311,13 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
       Task& t = tasks[i];
       if (t.launched) continue;
       const PlannedRun* seed = t.run->seed >= 0 ? &runs[size_t(t.run->seed)] : nullptr;
-      const SeedState st = seed ? seed_state[seed] : SeedState::ok;
+      const SeedState st = seed ? seeds[seed].state : SeedState::ok;
       if (st == SeedState::pending) continue;
       t.launched = true;
       // Another sweep on this file took it (or its seed), or finished it, since the plan.
       if (st == SeedState::elsewhere || (!t.memo_only && !store.claim(t.run->key))) {
-        if (seed_state.count(t.run) && seed_state[t.run] == SeedState::pending) seed_state[t.run] = SeedState::elsewhere;
+        if (auto it = seeds.find(t.run); it != seeds.end() && it->second.state == SeedState::pending)
+          it->second.state = SeedState::elsewhere;
         ++sum.elsewhere;
         show(false);
         continue;
@@ -330,7 +326,7 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
         ++sum.ran;
         store.release(t.run->key);
         store_failure(*t.run, "the run whose segment memos it starts from (point " + std::to_string(seed->index) +
-                                  ") failed: " + seed_error[seed], clock::now());
+                                  ") failed: " + seeds[seed].error, clock::now());
         show(sum.ran + sum.elsewhere == todo_runs);
         continue;
       }
@@ -369,7 +365,7 @@ SweepSummary run(const SweepSpec& s, const std::vector<PlannedRun>& runs, const 
     }
     std::error_code ec;
     fs::remove(c.err_path, ec);
-    seed_done(c.run, error.empty(), error);
+    if (auto it = seeds.find(c.run); it != seeds.end()) it->second = {error.empty() ? SeedState::ok : SeedState::failed, error};
     if (t.memo_only) {
       if (!error.empty()) log << "run " << c.run->index << " (" << point_text(c.run->point) << "): remaking its segment memos failed: " << error << "\n";
       continue;
