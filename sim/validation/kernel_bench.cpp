@@ -20,8 +20,8 @@ struct KernelShapeKeys {
   const char* keys;
 };
 constexpr KernelShapeKeys kKernelShapes[] = {
-    {"copy", "bytes [ctas]"},
-    {"read", "bytes [ctas]"},
+    {"copy", "bytes [ctas] [threads] [vector_bytes]"},
+    {"read", "bytes [ctas] [threads] [vector_bytes]"},
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
     {"mla_decode", "batch heads s_q seqlen (BF16 KV, FlashMLA's dense kernel)"},
     {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed] (the project's split-KV kernel)"},
@@ -57,6 +57,14 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
   if (kernel == "copy" || kernel == "read") {
     c.bytes = shape.req<uint64_t>("bytes", Rule::range(16, 1e15));
     c.ctas = shape.opt<uint64_t>("ctas", 0, Rule::range(0, 65535));
+    // The CTA size and the bytes a thread moves in one iteration (one load and one store): a
+    // benchmark's own launch (BabelStream: 1024 threads, one double each) rather than the default.
+    const trace::CopyShape dflt;
+    c.copy_threads = shape.opt<uint32_t>("threads", dflt.threads, Rule::range(32, 1024));
+    if (c.copy_threads % 32) shape.fail("threads", std::to_string(c.copy_threads), "a whole number of warps (a multiple of 32)");
+    c.copy_vector_bytes = shape.opt<uint32_t>("vector_bytes", dflt.vector_bytes, Rule::range(1, 32));
+    if (c.copy_vector_bytes & (c.copy_vector_bytes - 1))
+      shape.fail("vector_bytes", std::to_string(c.copy_vector_bytes), "a power of two (one load of 1 to 32 bytes a thread)");
   } else if (kernel == "gemm") {
     c.m = shape.req<uint64_t>("m", Rule::range(1, 1 << 24));
     c.n = shape.req<uint64_t>("n", Rule::range(1, 1 << 24));
@@ -152,6 +160,8 @@ trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimi
   if (c.kernel == "copy" || c.kernel == "read") {
     trace::CopyShape shape;
     shape.ctas = uint32_t(c.ctas);
+    shape.threads = c.copy_threads;
+    shape.vector_bytes = c.copy_vector_bytes;
     shape.write = c.kernel == "copy";
     return trace::emulate_copy(c.bytes, shape);
   }

@@ -204,6 +204,45 @@ TEST(Published, AnUnknownShapeKeyIsAConfigErrorNamingIt) {
   }
 }
 
+// A copy case may launch as the measured benchmark did: BabelStream's Copy moves one double a
+// thread in CTAs of 1024 threads, so 2^25 doubles take 2^25 / 1024 = 32,768 CTAs, each reading its
+// 8 KiB (1024 x 8 B) and writing 8 KiB, every CTA 8 KiB further on.
+TEST(Published, ACopyCaseLaunchesItsBenchmarksThreadsAndVectorWidth) {
+  std::string text = kTwoCases;
+  text.replace(text.find("{bytes: 4194304}"), 16, "{bytes: 268435456, threads: 1024, vector_bytes: 8}");
+  const auto cases = load_published_cases(write_fixture("indexsim_published_babel.yaml", text));
+  const KernelCase& c = cases.at(0).kernel;
+  const trace::TraceData t = build_kernel_trace(c, trace::LaunchLimits{});
+  ASSERT_EQ(t.kernels.size(), 1u);
+  const auto& k = t.kernels[0];
+  EXPECT_EQ(k.cta_count(), 32768u);
+  EXPECT_EQ(k.threads_per_cta(), 1024u);
+  uint64_t read = 0, written = 0;
+  for (const auto& a : t.accesses) {
+    if (a.cta_count > 1) EXPECT_EQ(a.cta_stride_bytes, 8192);
+    EXPECT_EQ(a.bytes_per_cta() % 8192, 0u);
+    (a.write ? written : read) += a.total_bytes();
+  }
+  EXPECT_EQ(read, 268435456u);
+  EXPECT_EQ(written, 268435456u);
+}
+
+TEST(Published, ACopyCasesThreadsAndVectorWidthAreChecked) {
+  for (const auto& [shape, key] : {std::pair<std::string, std::string>{"threads: 1000", "threads"},
+                                   {"threads: 2048", "threads"},
+                                   {"vector_bytes: 12", "vector_bytes"},
+                                   {"vector_bytes: 64", "vector_bytes"}}) {
+    std::string text = kTwoCases;
+    text.replace(text.find("{bytes: 4194304}"), 16, "{bytes: 4194304, " + shape + "}");
+    try {
+      load_published_cases(write_fixture("indexsim_published_vec.yaml", text));
+      ADD_FAILURE() << shape;
+    } catch (const config::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
 // DeepGEMM's heuristic (get_best_configs): M=64, N=2112 has 132 tiles of 64x16 = one full wave on
 // 132 SMs, which beats every wider block (one wave too, but less full: 88 tiles at BN=24); the
 // deepest pipeline that fits 227 KiB, 8 stages: D tile 64·16·2 + 8 × (A 64·128 + A scales 64·4 +
