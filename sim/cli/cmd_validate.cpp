@@ -36,6 +36,7 @@ void declare(Cli& cli) {
       .option("--case NAME", "with --published: only the case of this name")
       .option("--group NAME", "with --published: only this group (gemm, attention, memory, communication)")
       .option("--markdown FILE", "with --published: also write the table to this Markdown file (docs/validation.md)")
+      .option("--jobs J", "with --published: cases run at once, 1 to 256 (default 1; the report does not depend on J)")
       .flag("--json", "print JSON instead of a table");
 }
 
@@ -45,10 +46,12 @@ int validate_published(const Cli& cli) {
   const std::string only_case = cli.value("--case"), only_group = cli.value("--group");
   const std::string markdown = cli.value("--markdown");
   const bool json = cli.has("--json");
+  const uint32_t jobs = cli.u32("--jobs", 1);
+  if (jobs < 1 || jobs > 256) throw std::invalid_argument("--jobs " + std::to_string(jobs) + ": must be between 1 and 256 threads");
   file = file.empty() ? sim::find_config("validation", "published") : sim::find_config("validation", file);
   const auto rep = sim::run_published(file, only_case, only_group, [&](size_t i, size_t n, const std::string& name) {
     if (!json) std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n, name.c_str());
-  });
+  }, jobs);
   if (json) {
     std::cout << rep.to_json().dump(2) << "\n";
   } else {
@@ -76,7 +79,7 @@ int validate_cmd(const Args& args) {
   declare(cli);
   if (!cli.parse(args)) return 0;
   if (cli.has("--published")) return validate_published(cli);
-  cli.only_for({"--case", "--group", "--markdown"}, "validate --published");
+  cli.only_for({"--case", "--group", "--markdown", "--jobs"}, "validate --published");
   sim::RunSpec spec;
   spec.hardware = cli.value("--hardware");
   spec.trace = cli.value("--trace");

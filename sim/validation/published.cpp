@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/validation/published.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "models/common/params.hpp"
 
@@ -66,8 +70,41 @@ std::vector<PublishedCase> load_published_cases(const std::string& file) {
   return out;
 }
 
+namespace {
+
+CaseOutcome run_case(const PublishedCase& c) {
+  CaseOutcome o;
+  o.name = c.name;
+  o.group = c.group;
+  o.hardware = c.hardware;
+  o.unit = c.unit;
+  o.source = c.source;
+  o.measured = c.measured;
+  o.not_comparable = c.not_comparable;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    KernelRun k = run_kernel_case(c.kernel, c.hardware, c.sets, c.fast);
+    o.kernel_us = k.kernel_ns / 1e3;
+    if (c.harness) {
+      o.harness = c.harness->name;
+      o.host_bound = c.harness->bound(k, c.kernel.gpus);
+    }
+    o.simulated = k.figure(c.unit);
+    o.error = (o.simulated - o.measured) / o.measured;
+    o.launch = k.run.config["step"]["trace"].value("launch", nlohmann::json::object());
+  } catch (const std::exception& e) {
+    o.failure = "case " + c.name + ": " + e.what();
+    for (char& ch : o.failure)
+      if (ch == '\n') ch = ' ';
+  }
+  o.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return o;
+}
+
+}  // namespace
+
 PublishedReport run_published(const std::string& file, const std::string& only_case, const std::string& only_group,
-                              const std::function<void(size_t, size_t, const std::string&)>& progress) {
+                              const std::function<void(size_t, size_t, const std::string&)>& progress, unsigned jobs) {
   PublishedReport rep;
   rep.file = file;
   std::vector<PublishedCase> cases;
@@ -77,41 +114,35 @@ PublishedReport run_published(const std::string& file, const std::string& only_c
   if (cases.empty())
     throw std::invalid_argument(file + ": no case matches" + (only_case.empty() ? "" : " --case " + only_case) +
                                 (only_group.empty() ? "" : " --group " + only_group));
+  // Every case is a run of its own: `jobs` threads take them in file order, each outcome is stored
+  // under its case's index, and the sums below are taken in that order, so the report is the same
+  // whatever the thread count.
+  std::vector<CaseOutcome> outcomes(cases.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  const auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < cases.size();) {
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(i, cases.size(), cases[i].name);
+      }
+      outcomes[i] = run_case(cases[i]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min<size_t>(std::max(1u, jobs), cases.size()); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
   std::map<std::string, std::pair<double, size_t>> sums;
   double total = 0;
   size_t n_ok = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const PublishedCase& c = cases[i];
-    if (progress) progress(i, cases.size(), c.name);
-    CaseOutcome o;
-    o.name = c.name;
-    o.group = c.group;
-    o.hardware = c.hardware;
-    o.unit = c.unit;
-    o.source = c.source;
-    o.measured = c.measured;
-    o.not_comparable = c.not_comparable;
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      KernelRun k = run_kernel_case(c.kernel, c.hardware, c.sets, c.fast);
-      o.kernel_us = k.kernel_ns / 1e3;
-      if (c.harness) {
-        o.harness = c.harness->name;
-        o.host_bound = c.harness->bound(k, c.kernel.gpus);
-      }
-      o.simulated = k.figure(c.unit);
-      o.error = (o.simulated - o.measured) / o.measured;
-      o.launch = k.run.config["step"]["trace"].value("launch", nlohmann::json::object());
-    } catch (const std::exception& e) {
-      o.failure = "case " + c.name + ": " + e.what();
-      for (char& ch : o.failure)
-        if (ch == '\n') ch = ' ';
-    }
-    o.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CaseOutcome& o = outcomes[i];
     if (o.failure.empty() && !o.not_comparable.empty()) {
       ++rep.not_comparable;
     } else if (o.failure.empty()) {
-      auto& g = sums[c.group];
+      auto& g = sums[cases[i].group];
       g.first += std::fabs(o.error);
       g.second += 1;
       total += std::fabs(o.error);

@@ -74,8 +74,10 @@ std::vector<PublishedCase> load_published_cases(const std::string& file);
 
 // Runs the cases whose name is `only_case` (empty: all) and whose group is `only_group` (empty:
 // all). A case that cannot run is reported in its outcome, not thrown; no case matching the filters
-// is an std::invalid_argument. progress(i, n, name) before each case.
+// is an std::invalid_argument. progress(i, n, name) as each case starts. `jobs` cases run at once,
+// on as many threads; the report does not depend on it.
 PublishedReport run_published(const std::string& file, const std::string& only_case, const std::string& only_group,
-                              const std::function<void(size_t, size_t, const std::string&)>& progress = {});
+                              const std::function<void(size_t, size_t, const std::string&)>& progress = {},
+                              unsigned jobs = 1);
 
 }  // namespace indexsim::sim

@@ -509,6 +509,7 @@ _BAD_YAML = {
     (["validate", "--trace", "{trace}", "--hardware", "h200", "--set", "hardware.nosuch=1"], ["nosuch", "unknown key"]),
     (["validate", "--published", "--case", "nosuchcase"], ["nosuchcase"]),
     (["validate", "--published", "--group", "nosuchgroup"], ["nosuchgroup"]),
+    (["validate", "--published", "--jobs", "0"], ["--jobs 0", "between 1 and 256"]),
     # segment memo files (run --segments-from / --segments-to), refused before the run
     (["run", "--hardware", "h200", "--workload", "glm-5", "--context", "1024", "--fast", "--segments-from", "{tmp}/none.seg"],
      ["{tmp}/none.seg", "cannot be opened"]),
