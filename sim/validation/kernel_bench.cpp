@@ -20,8 +20,8 @@ struct KernelShapeKeys {
   const char* keys;
 };
 constexpr KernelShapeKeys kKernelShapes[] = {
-    {"copy", "bytes [ctas] [threads] [vector_bytes]"},
-    {"read", "bytes [ctas] [threads] [vector_bytes]"},
+    {"copy", "bytes [ctas] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Add)"},
+    {"read", "bytes [ctas] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Dot)"},
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
     {"mla_decode", "batch heads s_q seqlen (BF16 KV, FlashMLA's dense kernel)"},
     {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed] (the project's split-KV kernel)"},
@@ -65,6 +65,7 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     c.copy_vector_bytes = shape.opt<uint32_t>("vector_bytes", dflt.vector_bytes, Rule::range(1, 32));
     if (c.copy_vector_bytes & (c.copy_vector_bytes - 1))
       shape.fail("vector_bytes", std::to_string(c.copy_vector_bytes), "a power of two (one load of 1 to 32 bytes a thread)");
+    c.copy_sources = shape.opt<uint32_t>("sources", dflt.sources, Rule::range(1, 2));
   } else if (kernel == "gemm") {
     c.m = shape.req<uint64_t>("m", Rule::range(1, 1 << 24));
     c.n = shape.req<uint64_t>("n", Rule::range(1, 1 << 24));
@@ -136,8 +137,8 @@ double bus_factor(const KernelCase& c) {
 double nominal_bytes(const KernelCase& c) {
   if (is_collective(c.kernel)) return double(c.bytes) * bus_factor(c);
   if (c.kernel == "ep_dispatch" || c.kernel == "ep_combine") return double(c.ep.received_bytes());
-  if (c.kernel == "copy") return 2.0 * double(c.bytes);
-  if (c.kernel == "read") return double(c.bytes);
+  if (c.kernel == "copy") return double(c.copy_sources + 1) * double(c.bytes);  // every array read, and the one written
+  if (c.kernel == "read") return double(c.copy_sources) * double(c.bytes);
   if (c.kernel == "mla_decode") {  // the BF16 KV cache read once, Q (BF16) and O (BF16)
     const double q = double(c.dense.batch) * c.dense.q_per_seq;
     return double(c.dense.batch) * double(c.dense.seqlen) * geo::kKvBf16RowBytes +
@@ -162,6 +163,7 @@ trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimi
     shape.ctas = uint32_t(c.ctas);
     shape.threads = c.copy_threads;
     shape.vector_bytes = c.copy_vector_bytes;
+    shape.sources = c.copy_sources;
     shape.write = c.kernel == "copy";
     return trace::emulate_copy(c.bytes, shape);
   }

@@ -247,6 +247,35 @@ TEST(Published, ACopyCaseLaunchesItsBenchmarksThreadsAndVectorWidth) {
   EXPECT_EQ(written, 268435456u);
 }
 
+// STREAM's Add reads two arrays and writes a third: a copy case with `sources: 2` reads 2 x bytes
+// and writes bytes, and its figure counts all three arrays (3 x bytes); its Dot reads two.
+TEST(Published, AnAddCaseReadsTwoArraysAndWritesOne) {
+  std::string text = kTwoCases;
+  text.replace(text.find("{bytes: 4194304}"), 16, "{bytes: 1048576, sources: 2, threads: 1024, vector_bytes: 8}");
+  const auto cases = load_published_cases(write_fixture("indexsim_published_add.yaml", text));
+  const KernelCase& c = cases.at(0).kernel;
+  const trace::TraceData t = build_kernel_trace(c, trace::LaunchLimits{});
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].name, "add");
+  EXPECT_EQ(t.tensors.size(), 3u);
+  uint64_t read = 0, written = 0;
+  for (const auto& a : t.accesses) (a.write ? written : read) += a.total_bytes();
+  EXPECT_EQ(read, 2u * 1048576u);
+  EXPECT_EQ(written, 1048576u);
+  EXPECT_DOUBLE_EQ(nominal_bytes(c), 3.0 * 1048576);
+  KernelCase dot = c;
+  dot.kernel = "read";
+  EXPECT_DOUBLE_EQ(nominal_bytes(dot), 2.0 * 1048576);
+  std::string bad = kTwoCases;
+  bad.replace(bad.find("{bytes: 4194304}"), 16, "{bytes: 4194304, sources: 3}");
+  try {
+    load_published_cases(write_fixture("indexsim_published_src.yaml", bad));
+    ADD_FAILURE();
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sources"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Published, ACopyCasesThreadsAndVectorWidthAreChecked) {
   for (const auto& [shape, key] : {std::pair<std::string, std::string>{"threads: 1000", "threads"},
                                    {"threads: 2048", "threads"},

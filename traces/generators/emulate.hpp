@@ -28,12 +28,14 @@ TraceData emulate_step(const ModelShape& shape, const StepParams& params, const 
 // rounded, at least 1. Exposed so that tests and the simulator share the same arithmetic.
 uint32_t experts_touched(uint32_t local, uint32_t active, uint32_t total, uint64_t tokens);
 
-// A device-to-device copy (grid-stride loop: each CTA moves threads·vector_bytes per iteration).
+// A device-to-device copy (grid-stride loop: each CTA moves threads·vector_bytes per iteration),
+// `bytes` an array: read from `sources` arrays and, unless read-only, written to one.
 struct CopyShape {
   uint32_t ctas = 0;            // 0: one CTA per threads·vector_bytes chunk, at most 65535
   uint32_t threads = 256;
   uint32_t vector_bytes = 16;   // one 128-bit load and store per thread per iteration
   bool write = true;            // false: a read-only stream (the loads alone, as a reduction reads)
+  uint32_t sources = 1;         // arrays read, element by element alike (2: STREAM's Add and Dot)
 };
 TraceData emulate_copy(uint64_t bytes, const CopyShape& shape = {});
 

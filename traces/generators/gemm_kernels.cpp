@@ -98,23 +98,26 @@ using namespace detail;
 
 TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
   if (bytes == 0) throw std::invalid_argument("copy bytes must be > 0");
+  if (shape.sources < 1 || shape.sources > 2) throw std::invalid_argument("copy sources must be 1 or 2");
   Builder b;
   const uint64_t chunk = uint64_t(shape.threads) * shape.vector_bytes;
   const uint64_t chunks = ceil_div(bytes, chunk);
   const uint64_t ctas = shape.ctas ? std::min<uint64_t>(shape.ctas, chunks) : std::min<uint64_t>(chunks, 65535);
-  const std::string name = shape.write ? "copy" : "read";
-  const uint32_t src = b.tensor(name + ".src", TensorClass::scratch, -1, bytes);
-  const uint32_t dst = shape.write ? b.tensor("copy.dst", TensorClass::scratch, -1, bytes) : src;
+  const bool two = shape.sources == 2;
+  const std::string name = shape.write ? (two ? "add" : "copy") : (two ? "dot" : "read");
+  std::vector<std::pair<uint32_t, bool>> arrays;  // tensor, written
+  arrays.push_back({b.tensor(name + ".src", TensorClass::scratch, -1, bytes), false});
+  if (two) arrays.push_back({b.tensor(name + ".src2", TensorClass::scratch, -1, bytes), false});
+  if (shape.write) arrays.push_back({b.tensor(name + ".dst", TensorClass::scratch, -1, bytes), true});
   KernelShape ks;
   ks.threads = shape.threads;
   ks.regs_per_thread = 32;
   const uint32_t id = b.kernel(name, shape.write ? KernelKind::copy : KernelKind::read, -1, {ctas, 1, 1}, ks);
-  // Grid-stride: CTA c moves chunks c, c + ctas, c + 2·ctas, ...; the last partial chunk goes alone.
+  // Grid-stride: CTA c moves chunks c, c + ctas, c + 2·ctas, ... of every array; the last partial
+  // chunk goes alone.
   const uint64_t full_chunks = bytes / chunk, iters = full_chunks / ctas, extra = full_chunks % ctas;
   const int64_t stride = int64_t(ctas * chunk);
-  for (const bool w : {false, true}) {
-    if (w && !shape.write) break;
-    const uint32_t t = w ? dst : src;
+  for (const auto& [t, w] : arrays) {
     b.strided(id, t, w, 0, extra, 0, int64_t(chunk), chunk, iters + 1, stride);
     b.strided(id, t, w, extra, ctas - extra, extra * chunk, int64_t(chunk), chunk, iters, stride);
     const uint64_t tail = bytes - full_chunks * chunk;
