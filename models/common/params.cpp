@@ -50,7 +50,7 @@ std::string Rule::describe() const {
     os << "}";
     return os.str();
   }
-  if (integer_power_of_two) return "must be a positive power of two";
+  if (integer_power_of_two) return max ? "must be a power of two, at most " + format_rule_number(*max) : "must be a positive power of two";
   if (min && max) return "must be in [" + format_rule_number(*min) + ", " + format_rule_number(*max) + "]";
   if (min) return std::string("must be ") + (min_exclusive ? "> " : ">= ") + format_rule_number(*min);
   if (max) return "must be <= " + format_rule_number(*max);

@@ -46,6 +46,7 @@ struct Rule {
   static Rule range(double lo, double hi) { Rule r; r.min = lo; r.max = hi; return r; }
   static Rule fraction() { return range(0.0, 1.0); }
   static Rule power_of_two() { Rule r = positive(); r.integer_power_of_two = true; return r; }
+  static Rule power_of_two_up_to(double hi) { Rule r = power_of_two(); r.max = hi; return r; }
   static Rule choice(std::vector<std::string> v) { Rule r; r.one_of = std::move(v); return r; }
   std::string describe() const;
 };

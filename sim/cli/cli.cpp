@@ -213,6 +213,12 @@ uint32_t Cli::u32(const std::string& name, uint32_t fallback) const {
   return has(name) ? static_cast<uint32_t>(parse_count(name, value(name), UINT32_MAX)) : fallback;
 }
 
+uint32_t Cli::threads(const std::string& name, uint32_t fallback) const {
+  const uint32_t n = u32(name, fallback);
+  if (n < 1 || n > 256) throw std::invalid_argument(name + " " + std::to_string(n) + ": must be between 1 and 256 threads");
+  return n;
+}
+
 double Cli::f64(const std::string& name, double fallback) const {
   return has(name) ? parse_finite(name, value(name)) : fallback;
 }

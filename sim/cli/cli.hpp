@@ -45,6 +45,7 @@ class Cli {
   uint64_t u64(const std::string& name, uint64_t fallback) const;
   uint32_t u32(const std::string& name, uint32_t fallback) const;   // refuses what a 32-bit count cannot hold
   double f64(const std::string& name, double fallback) const;       // finite
+  uint32_t threads(const std::string& name, uint32_t fallback) const;  // a thread count: 1 to 256
   // `--name [value]`: nullopt when absent, "" when given without a value.
   std::optional<std::string> optional_value(const std::string& name) const;
   const std::vector<std::string>& positional() const;

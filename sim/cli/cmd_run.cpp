@@ -129,8 +129,7 @@ int run_cmd(const Args& args) {
   const uint64_t sampled = ap.u64("--sampled-chunks", defaults.sampled_chunks);
   const double refine_percent = ap.f64("--refine-percent", 100 * defaults.refine_tolerance);
   const uint64_t max_simulated = ap.u64("--max-simulated-chunks", defaults.max_simulated_chunks);
-  const uint64_t jobs = ap.u64("--jobs", 1);
-  if (jobs < 1 || jobs > 256) throw std::invalid_argument("--jobs " + std::to_string(jobs) + ": must be between 1 and 256 threads");
+  const uint32_t jobs = ap.threads("--jobs", 1);
   if (jobs > 1 && spec.engine == "systemc")
     throw std::invalid_argument("--engine systemc runs one chunk at a time (one SystemC kernel a process): drop --jobs " +
                                 std::to_string(jobs));
@@ -168,7 +167,7 @@ int run_cmd(const Args& args) {
     ps.sampled_chunks = uint32_t(sampled);
     ps.refine_tolerance = refine_percent / 100;
     ps.max_simulated_chunks = uint32_t(std::min<uint64_t>(max_simulated, UINT32_MAX));
-    ps.workers = uint32_t(jobs);
+    ps.workers = jobs;
     // Of at most M simulated chunks (refinement decides how many), so the ETA is an upper bound.
     if (bar) ps.progress = [&bar](size_t i, uint64_t c) { bar->update(double(i), "chunk " + std::to_string(c)); };
     std::vector<sim::PrefillChunk> chunks;

@@ -46,8 +46,7 @@ int validate_published(const Cli& cli) {
   const std::string only_case = cli.value("--case"), only_group = cli.value("--group");
   const std::string markdown = cli.value("--markdown");
   const bool json = cli.has("--json");
-  const uint32_t jobs = cli.u32("--jobs", 1);
-  if (jobs < 1 || jobs > 256) throw std::invalid_argument("--jobs " + std::to_string(jobs) + ": must be between 1 and 256 threads");
+  const uint32_t jobs = cli.threads("--jobs", 1);
   file = file.empty() ? sim::find_config("validation", "published") : sim::find_config("validation", file);
   const auto rep = sim::run_published(file, only_case, only_group, [&](size_t i, size_t n, const std::string& name) {
     if (!json) std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n, name.c_str());

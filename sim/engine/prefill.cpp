@@ -2,17 +2,16 @@
 #include "sim/engine/prefill.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "models/common/params.hpp"
 #include "sim/core/config_load.hpp"
+#include "sim/core/parallel.hpp"
 #include "traces/generators/model_shape.hpp"
 
 namespace indexsim::sim {
@@ -208,7 +207,6 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
   const auto simulate_round = [&](const std::vector<size_t>& todo) {
     std::vector<RunResult> results(todo.size());
     std::vector<std::exception_ptr> errors(todo.size());
-    std::atomic<size_t> next{0};
     std::mutex progress_mutex;
     const bool seeds = runs.empty();  // the prefill's first chunk leaves its memos for the others
     const auto run_one = [&](size_t j) {
@@ -226,15 +224,9 @@ RunResult simulate_prefill(const PrefillSpec& spec, std::vector<PrefillChunk>* c
         errors[j] = std::current_exception();
       }
     };
-    const auto worker = [&] {
-      for (size_t j; (j = next.fetch_add(1)) < todo.size();) run_one(j);
-    };
-    if (seeds && !todo.empty()) next = 1, run_one(0);
-    const size_t threads = std::max<size_t>(1, std::min<size_t>(spec.workers, todo.size()));
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
+    size_t first = 0;
+    if (seeds && !todo.empty()) run_one(0), first = 1;
+    for_each_index(first, todo.size(), spec.workers, run_one);
     for (const auto& e : errors)
       if (e) std::rethrow_exception(e);
     for (size_t j = 0; j < todo.size(); ++j) {

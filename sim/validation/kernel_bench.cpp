@@ -20,8 +20,8 @@ struct KernelShapeKeys {
   const char* keys;
 };
 constexpr KernelShapeKeys kKernelShapes[] = {
-    {"copy", "bytes [ctas] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Add)"},
-    {"read", "bytes [ctas] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Dot)"},
+    {"copy", "bytes [ctas | ctas_per_sm] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Add)"},
+    {"read", "bytes [ctas | ctas_per_sm] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Dot)"},
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
     {"mla_decode", "batch heads s_q seqlen (BF16 KV, FlashMLA's dense kernel)"},
     {"sparse_mla_decode", "batch heads s_q topk context [kv: fp8|bf16] [seed] (the project's split-KV kernel)"},
@@ -57,14 +57,15 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
   if (kernel == "copy" || kernel == "read") {
     c.bytes = shape.req<uint64_t>("bytes", Rule::range(16, 1e15));
     c.ctas = shape.opt<uint64_t>("ctas", 0, Rule::range(0, 65535));
+    // A grid sized from the GPU, as a benchmark that asks for its SM count does (BabelStream's Dot: 4).
+    c.ctas_per_sm = shape.opt<uint32_t>("ctas_per_sm", 0, Rule::range(0, 64));
+    if (c.ctas && c.ctas_per_sm) shape.fail("ctas_per_sm", std::to_string(c.ctas_per_sm), "not with ctas: one grid size or the other");
     // The CTA size and the bytes a thread moves in one iteration (one load and one store): a
     // benchmark's own launch (BabelStream: 1024 threads, one double each) rather than the default.
     const trace::CopyShape dflt;
     c.copy_threads = shape.opt<uint32_t>("threads", dflt.threads, Rule::range(32, 1024));
     if (c.copy_threads % 32) shape.fail("threads", std::to_string(c.copy_threads), "a whole number of warps (a multiple of 32)");
-    c.copy_vector_bytes = shape.opt<uint32_t>("vector_bytes", dflt.vector_bytes, Rule::range(1, 32));
-    if (c.copy_vector_bytes & (c.copy_vector_bytes - 1))
-      shape.fail("vector_bytes", std::to_string(c.copy_vector_bytes), "a power of two (one load of 1 to 32 bytes a thread)");
+    c.copy_vector_bytes = shape.opt<uint32_t>("vector_bytes", dflt.vector_bytes, Rule::power_of_two_up_to(32));  // one load a thread
     c.copy_sources = shape.opt<uint32_t>("sources", dflt.sources, Rule::range(1, 2));
   } else if (kernel == "gemm") {
     c.m = shape.req<uint64_t>("m", Rule::range(1, 1 << 24));
@@ -160,7 +161,7 @@ double nominal_bytes(const KernelCase& c) {
 trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits) {
   if (c.kernel == "copy" || c.kernel == "read") {
     trace::CopyShape shape;
-    shape.ctas = uint32_t(c.ctas);
+    shape.ctas = c.ctas_per_sm ? c.ctas_per_sm * limits.units : uint32_t(c.ctas);
     shape.threads = c.copy_threads;
     shape.vector_bytes = c.copy_vector_bytes;
     shape.sources = c.copy_sources;

@@ -23,6 +23,7 @@ struct KernelCase {
   uint64_t bytes = 0;        // copy, read, collectives (the message size as nccl-tests counts it)
   uint32_t gpus = 8;         // collectives and expert-parallel kernels
   uint64_t ctas = 0;         // copy, read: 0 = one CTA per chunk
+  uint32_t ctas_per_sm = 0;  // copy, read: else the grid is this many CTAs an SM of the GPU
   uint32_t copy_threads = 256, copy_vector_bytes = 16;  // copy, read: threads a CTA, bytes a thread moves per iteration
   uint32_t copy_sources = 1;  // copy, read: arrays read (bytes is one array's size)
   uint64_t m = 0, n = 0, k = 0;

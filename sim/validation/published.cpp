@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/validation/published.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "models/common/params.hpp"
+#include "sim/core/parallel.hpp"
 
 namespace indexsim::sim {
 
@@ -118,21 +116,14 @@ PublishedReport run_published(const std::string& file, const std::string& only_c
   // under its case's index, and the sums below are taken in that order, so the report is the same
   // whatever the thread count.
   std::vector<CaseOutcome> outcomes(cases.size());
-  std::atomic<size_t> next{0};
   std::mutex progress_mutex;
-  const auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < cases.size();) {
-      if (progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        progress(i, cases.size(), cases[i].name);
-      }
-      outcomes[i] = run_case(cases[i]);
+  for_each_index(0, cases.size(), jobs, [&](size_t i) {
+    if (progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      progress(i, cases.size(), cases[i].name);
     }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < std::min<size_t>(std::max(1u, jobs), cases.size()); ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+    outcomes[i] = run_case(cases[i]);  // run_case reports a failure in its outcome, never throws
+  });
 
   std::map<std::string, std::pair<double, size_t>> sums;
   double total = 0;

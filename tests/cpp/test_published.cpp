@@ -46,6 +46,27 @@ cases:
     conditions: none
 )";
 
+// The two-case fixture with its copy case's shape replaced, written to `name`.
+std::string fixture_with_copy_shape(const std::string& name, const std::string& shape) {
+  std::string text = kTwoCases;
+  text.replace(text.find("{bytes: 4194304}"), 16, shape);
+  return write_fixture(name, text);
+}
+
+// The copy case of such a fixture as the kernel bench emulates it, and the bytes it reads and writes.
+struct CopyTrace {
+  KernelCase kernel;
+  trace::TraceData trace;
+  uint64_t read = 0, written = 0;
+};
+CopyTrace copy_case_trace(const std::string& name, const std::string& shape) {
+  CopyTrace c;
+  c.kernel = load_published_cases(fixture_with_copy_shape(name, shape)).at(0).kernel;
+  c.trace = build_kernel_trace(c.kernel, trace::LaunchLimits{});
+  for (const auto& a : c.trace.accesses) (a.write ? c.written : c.read) += a.total_bytes();
+  return c;
+}
+
 }  // namespace
 
 TEST(Published, ErrorsAndMapeFollowFromTheSimulatedFigures) {
@@ -228,63 +249,53 @@ TEST(Published, AnUnknownShapeKeyIsAConfigErrorNamingIt) {
 // thread in CTAs of 1024 threads, so 2^25 doubles take 2^25 / 1024 = 32,768 CTAs, each reading its
 // 8 KiB (1024 x 8 B) and writing 8 KiB, every CTA 8 KiB further on.
 TEST(Published, ACopyCaseLaunchesItsBenchmarksThreadsAndVectorWidth) {
-  std::string text = kTwoCases;
-  text.replace(text.find("{bytes: 4194304}"), 16, "{bytes: 268435456, threads: 1024, vector_bytes: 8}");
-  const auto cases = load_published_cases(write_fixture("indexsim_published_babel.yaml", text));
-  const KernelCase& c = cases.at(0).kernel;
-  const trace::TraceData t = build_kernel_trace(c, trace::LaunchLimits{});
-  ASSERT_EQ(t.kernels.size(), 1u);
-  const auto& k = t.kernels[0];
+  const CopyTrace c = copy_case_trace("indexsim_published_babel.yaml", "{bytes: 268435456, threads: 1024, vector_bytes: 8}");
+  ASSERT_EQ(c.trace.kernels.size(), 1u);
+  const auto& k = c.trace.kernels[0];
   EXPECT_EQ(k.cta_count(), 32768u);
   EXPECT_EQ(k.threads_per_cta(), 1024u);
-  uint64_t read = 0, written = 0;
-  for (const auto& a : t.accesses) {
+  for (const auto& a : c.trace.accesses) {
     if (a.cta_count > 1) EXPECT_EQ(a.cta_stride_bytes, 8192);
     EXPECT_EQ(a.bytes_per_cta() % 8192, 0u);
-    (a.write ? written : read) += a.total_bytes();
   }
-  EXPECT_EQ(read, 268435456u);
-  EXPECT_EQ(written, 268435456u);
+  EXPECT_EQ(c.read, 268435456u);
+  EXPECT_EQ(c.written, 268435456u);
 }
 
 // STREAM's Add reads two arrays and writes a third: a copy case with `sources: 2` reads 2 x bytes
 // and writes bytes, and its figure counts all three arrays (3 x bytes); its Dot reads two.
 TEST(Published, AnAddCaseReadsTwoArraysAndWritesOne) {
-  std::string text = kTwoCases;
-  text.replace(text.find("{bytes: 4194304}"), 16, "{bytes: 1048576, sources: 2, threads: 1024, vector_bytes: 8}");
-  const auto cases = load_published_cases(write_fixture("indexsim_published_add.yaml", text));
-  const KernelCase& c = cases.at(0).kernel;
-  const trace::TraceData t = build_kernel_trace(c, trace::LaunchLimits{});
-  ASSERT_EQ(t.kernels.size(), 1u);
-  EXPECT_EQ(t.kernels[0].name, "add");
-  EXPECT_EQ(t.tensors.size(), 3u);
-  uint64_t read = 0, written = 0;
-  for (const auto& a : t.accesses) (a.write ? written : read) += a.total_bytes();
-  EXPECT_EQ(read, 2u * 1048576u);
-  EXPECT_EQ(written, 1048576u);
-  EXPECT_DOUBLE_EQ(nominal_bytes(c), 3.0 * 1048576);
-  KernelCase dot = c;
+  const CopyTrace c = copy_case_trace("indexsim_published_add.yaml", "{bytes: 1048576, sources: 2, threads: 1024, vector_bytes: 8}");
+  ASSERT_EQ(c.trace.kernels.size(), 1u);
+  EXPECT_EQ(c.trace.kernels[0].name, "add");
+  EXPECT_EQ(c.trace.tensors.size(), 3u);
+  EXPECT_EQ(c.read, 2u * 1048576u);
+  EXPECT_EQ(c.written, 1048576u);
+  EXPECT_DOUBLE_EQ(nominal_bytes(c.kernel), 3.0 * 1048576);
+  KernelCase dot = c.kernel;
   dot.kernel = "read";
   EXPECT_DOUBLE_EQ(nominal_bytes(dot), 2.0 * 1048576);
-  std::string bad = kTwoCases;
-  bad.replace(bad.find("{bytes: 4194304}"), 16, "{bytes: 4194304, sources: 3}");
-  try {
-    load_published_cases(write_fixture("indexsim_published_src.yaml", bad));
-    ADD_FAILURE();
-  } catch (const config::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("sources"), std::string::npos) << e.what();
-  }
 }
 
-TEST(Published, ACopyCasesThreadsAndVectorWidthAreChecked) {
+// BabelStream sizes its Dot's grid from the device: 4 CTAs an SM, 4 x 132 = 528 on a 132-SM GPU (a
+// grid-stride loop over 2048 chunks of 8 KiB, more than the grid).
+TEST(Published, AGridPerSmFollowsTheGpusSmCount) {
+  const CopyTrace c = copy_case_trace("indexsim_published_persm.yaml", "{bytes: 16777216, ctas_per_sm: 4, threads: 1024, vector_bytes: 8}");
+  trace::LaunchLimits a100;
+  a100.units = 108;
+  EXPECT_EQ(c.trace.kernels.at(0).cta_count(), 4u * trace::LaunchLimits{}.units);
+  EXPECT_EQ(build_kernel_trace(c.kernel, a100).kernels.at(0).cta_count(), 4u * 108u);
+}
+
+TEST(Published, ACopyCasesThreadsVectorWidthAndSourcesAreChecked) {
   for (const auto& [shape, key] : {std::pair<std::string, std::string>{"threads: 1000", "threads"},
                                    {"threads: 2048", "threads"},
                                    {"vector_bytes: 12", "vector_bytes"},
-                                   {"vector_bytes: 64", "vector_bytes"}}) {
-    std::string text = kTwoCases;
-    text.replace(text.find("{bytes: 4194304}"), 16, "{bytes: 4194304, " + shape + "}");
+                                   {"vector_bytes: 64", "vector_bytes"},
+                                   {"sources: 3", "sources"},
+                                   {"ctas: 8, ctas_per_sm: 4", "ctas_per_sm"}}) {
     try {
-      load_published_cases(write_fixture("indexsim_published_vec.yaml", text));
+      load_published_cases(fixture_with_copy_shape("indexsim_published_vec.yaml", "{bytes: 4194304, " + shape + "}"));
       ADD_FAILURE() << shape;
     } catch (const config::ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
