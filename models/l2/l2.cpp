@@ -94,6 +94,14 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   const uint32_t partition = req.source % p_.partitions;
   Blocked& kept = blocked_[mix64(req.id) & (kBlockedEntries - 1)];
   if (kept.used && kept.id == req.id && kept.addr == req.addr && kept.bytes == req.bytes) {
+    // Refused before because one slice could not take the lines that go home to it whatever the
+    // copies hold. A queue shrinks only when its slice serves: while that one is still as full, the
+    // answer is the same refusal, without building the request's lines again (retries are most of
+    // a memory-bound run's calls here).
+    if (kept.full_lines != 0 && slices_[kept.full_slice].queue.size() + kept.full_lines > p_.queue_depth_per_slice) {
+      ++refused_;
+      return false;
+    }
     homes_.swap(kept.homes);
     kept.used = false;
   } else {
@@ -104,17 +112,21 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   line_copy_.clear();
   for (const SetRef& home : homes_)  // a far read's copy is looked up below
     line_copy_.push_back(p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition ? kCopyMiss : kHome);
-  const auto refuse = [&] {
+  const auto refuse = [&](uint32_t full_slice) {
     ++refused_;
     kept.used = true;
     kept.id = req.id;
     kept.addr = req.addr;
     kept.bytes = req.bytes;
     kept.homes.assign(homes_.begin(), homes_.end());
+    kept.full_slice = full_slice;
+    kept.full_lines = 0;
+    if (full_slice != kNone)
+      for (size_t i = 0; i < homes_.size(); ++i) kept.full_lines += line_copy_[i] == kHome && homes_[i].slice == full_slice;
     return false;
   };
   // The lines that go home whatever the copies hold may be enough to refuse, before any lookup.
-  if (overflows(true)) return refuse();
+  if (overflows(true)) return refuse(full_slice_);
   for (uint64_t l = first; l <= last; ++l) {
     // A far read asks its own partition's copy set first. The tags are looked up as the request
     // arrives, apart from the slice's data pipeline: only a read the copy serves waits in that
@@ -128,7 +140,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
       line_sets_[l - first] = c;
     }
   }
-  if (overflows(false)) return refuse();
+  if (overflows(false)) return refuse(kNone);
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
@@ -155,6 +167,7 @@ bool L2Cache::overflows(bool only_home) {
     if (only_home && line_copy_[i] != kHome) continue;
     const uint32_t s = line_sets_[i].slice;
     full = slices_[s].queue.size() + ++slice_lines_[s] > p_.queue_depth_per_slice;
+    if (full) full_slice_ = s;
   }
   for (const SetRef& at : line_sets_) slice_lines_[at.slice] = 0;
   return full;

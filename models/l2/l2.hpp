@@ -179,11 +179,15 @@ class L2Cache : public FrontDevice {
     uint64_t id = 0, addr = 0;
     uint32_t bytes = 0;
     std::vector<SetRef> homes;
+    // The slice whose queue refused it on the lines that go home there whatever the copies hold,
+    // and how many of them; 0 lines: refused for another reason (a copy's slice).
+    uint32_t full_slice = 0, full_lines = 0;
   };
   static constexpr size_t kBlockedEntries = 4096;
   std::vector<Blocked> blocked_ = std::vector<Blocked>(kBlockedEntries);
   std::vector<SetRef> homes_;                      // try_enqueue: each line's home slice and set
   std::vector<uint32_t> slice_lines_;              // overflows(): lines counted at each slice (0 between calls)
+  uint32_t full_slice_ = 0;                        // overflows(): the slice found full, when it returned true
   // Whether some slice's queue cannot take the request's lines there (line_sets_): all of them, or
   // (only_home) those that go home whatever the copies hold, enough to refuse before any lookup.
   bool overflows(bool only_home);
