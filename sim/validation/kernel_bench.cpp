@@ -20,7 +20,7 @@ struct KernelShapeKeys {
   const char* keys;
 };
 constexpr KernelShapeKeys kKernelShapes[] = {
-    {"copy", "bytes [ctas | ctas_per_sm] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Add)"},
+    {"copy", "bytes [ctas | ctas_per_sm] [threads] [vector_bytes] [sources: 0|1|2] (bytes: an array; sources 2: STREAM's Add, 0: a fill)"},
     {"read", "bytes [ctas | ctas_per_sm] [threads] [vector_bytes] [sources: 1|2] (bytes: an array; sources 2: STREAM's Dot)"},
     {"gemm", "m n k [dtype: bf16|fp16|fp8|fp4|tf32|fp32]"},
     {"mla_decode", "batch heads s_q seqlen (BF16 KV, FlashMLA's dense kernel)"},
@@ -56,7 +56,7 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
   c.kernel = kernel;
   if (kernel == "copy" || kernel == "read") {
     c.bytes = shape.req<uint64_t>("bytes", Rule::range(16, 1e15));
-    c.ctas = shape.opt<uint64_t>("ctas", 0, Rule::range(0, 65535));
+    c.ctas = shape.opt<uint64_t>("ctas", 0, Rule::range(0, 2147483647));  // CUDA's gridDim.x limit, 2^31 - 1
     // A grid sized from the GPU, as a benchmark that asks for its SM count does (BabelStream's Dot: 4).
     c.ctas_per_sm = shape.opt<uint32_t>("ctas_per_sm", 0, Rule::range(0, 64));
     if (c.ctas && c.ctas_per_sm) shape.fail("ctas_per_sm", std::to_string(c.ctas_per_sm), "not with ctas: one grid size or the other");
@@ -66,7 +66,8 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     c.copy_threads = shape.opt<uint32_t>("threads", dflt.threads, Rule::range(32, 1024));
     if (c.copy_threads % 32) shape.fail("threads", std::to_string(c.copy_threads), "a whole number of warps (a multiple of 32)");
     c.copy_vector_bytes = shape.opt<uint32_t>("vector_bytes", dflt.vector_bytes, Rule::power_of_two_up_to(32));  // one load a thread
-    c.copy_sources = shape.opt<uint32_t>("sources", dflt.sources, Rule::range(1, 2));
+    // 0: nothing read, one array written (a fill: gpu-stream's init).
+    c.copy_sources = shape.opt<uint32_t>("sources", dflt.sources, Rule::range(kernel == "copy" ? 0 : 1, 2));
   } else if (kernel == "gemm") {
     c.m = shape.req<uint64_t>("m", Rule::range(1, 1 << 24));
     c.n = shape.req<uint64_t>("n", Rule::range(1, 1 << 24));

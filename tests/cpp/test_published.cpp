@@ -277,6 +277,36 @@ TEST(Published, AnAddCaseReadsTwoArraysAndWritesOne) {
   EXPECT_DOUBLE_EQ(nominal_bytes(dot), 2.0 * 1048576);
 }
 
+// gpu-stream's init writes one double a thread and reads nothing: a copy case with `sources: 0`
+// writes `bytes` once, reads 0, and its figure counts that one array. Its grid is N / 1024 + 1
+// CTAs of 1024 threads for N = 2^27 + 2 doubles: 131,073 CTAs, beyond the 65,535 of a grid's y
+// dimension (x takes 2^31 - 1), the last one moving the 16 B left over.
+TEST(Published, AFillCaseWritesOneArrayAndReadsNothing) {
+  const CopyTrace c = copy_case_trace("indexsim_published_fill.yaml",
+                                      "{bytes: 1073741840, sources: 0, ctas: 131073, threads: 1024, vector_bytes: 8}");
+  ASSERT_EQ(c.trace.kernels.size(), 1u);
+  EXPECT_EQ(c.trace.kernels[0].name, "fill");
+  EXPECT_EQ(c.trace.kernels[0].cta_count(), 131073u);
+  EXPECT_EQ(c.trace.tensors.size(), 1u);
+  EXPECT_EQ(c.read, 0u);
+  EXPECT_EQ(c.written, 1073741840u);
+  EXPECT_DOUBLE_EQ(nominal_bytes(c.kernel), 1073741840.0);
+  // A read-only kernel with nothing to read is refused, naming the key.
+  try {
+    const std::string f = fixture_with_copy_shape("indexsim_published_fill_read.yaml", "{bytes: 4096, sources: 0}");
+    std::string yaml;
+    {
+      std::ifstream in(f);
+      yaml.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    yaml.replace(yaml.find("kernel: copy"), 12, "kernel: read");
+    load_published_cases(write_fixture("indexsim_published_fill_read.yaml", yaml));
+    ADD_FAILURE() << "a read of 0 sources was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sources"), std::string::npos) << e.what();
+  }
+}
+
 // BabelStream sizes its Dot's grid from the device: 4 CTAs an SM, 4 x 132 = 528 on a 132-SM GPU (a
 // grid-stride loop over 2048 chunks of 8 KiB, more than the grid).
 TEST(Published, AGridPerSmFollowsTheGpusSmCount) {

@@ -35,7 +35,7 @@ struct CopyShape {
   uint32_t threads = 256;
   uint32_t vector_bytes = 16;   // one 128-bit load and store per thread per iteration
   bool write = true;            // false: a read-only stream (the loads alone, as a reduction reads)
-  uint32_t sources = 1;         // arrays read, element by element alike (2: STREAM's Add and Dot)
+  uint32_t sources = 1;         // arrays read, element by element alike (2: STREAM's Add and Dot; 0: a write-only fill)
 };
 TraceData emulate_copy(uint64_t bytes, const CopyShape& shape = {});
 

@@ -98,15 +98,16 @@ using namespace detail;
 
 TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
   if (bytes == 0) throw std::invalid_argument("copy bytes must be > 0");
-  if (shape.sources < 1 || shape.sources > 2) throw std::invalid_argument("copy sources must be 1 or 2");
+  if (shape.sources > 2 || (shape.sources == 0 && !shape.write))
+    throw std::invalid_argument("copy sources must be 1 or 2 (0: a write-only fill)");
   Builder b;
   const uint64_t chunk = uint64_t(shape.threads) * shape.vector_bytes;
   const uint64_t chunks = ceil_div(bytes, chunk);
   const uint64_t ctas = shape.ctas ? std::min<uint64_t>(shape.ctas, chunks) : std::min<uint64_t>(chunks, 65535);
   const bool two = shape.sources == 2;
-  const std::string name = shape.write ? (two ? "add" : "copy") : (two ? "dot" : "read");
+  const std::string name = shape.sources == 0 ? "fill" : shape.write ? (two ? "add" : "copy") : (two ? "dot" : "read");
   std::vector<std::pair<uint32_t, bool>> arrays;  // tensor, written
-  arrays.push_back({b.tensor(name + ".src", TensorClass::scratch, -1, bytes), false});
+  if (shape.sources > 0) arrays.push_back({b.tensor(name + ".src", TensorClass::scratch, -1, bytes), false});
   if (two) arrays.push_back({b.tensor(name + ".src2", TensorClass::scratch, -1, bytes), false});
   if (shape.write) arrays.push_back({b.tensor(name + ".dst", TensorClass::scratch, -1, bytes), true});
   KernelShape ks;
