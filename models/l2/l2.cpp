@@ -25,6 +25,8 @@ L2Params L2Params::from(const config::Node& n) {
   p.slice_bandwidth_Bpc = n.req<double>("slice_bandwidth_Bpc", Rule::positive());
   p.mshrs_per_slice = n.req<uint32_t>("mshrs_per_slice", Rule::positive());
   p.queue_depth_per_slice = n.req<uint32_t>("queue_depth_per_slice", Rule::positive());
+  // Optional: a file without it lets writebacks wait below without bound (the model before it).
+  p.writeback_buffers_per_slice = n.opt<uint32_t>("writeback_buffers_per_slice", 0, Rule::range(0, 65535));
   p.replacement = n.req<std::string>("replacement", Rule::choice(ReplacementRegistry::instance().names()));
   p.set_index = n.req<std::string>("set_index", Rule::choice({"hashed", "block_permutation"}));
   if (p.ways > kMaxReplacementWays) n.fail("ways", std::to_string(p.ways), "must be <= " + std::to_string(kMaxReplacementWays));
@@ -258,6 +260,15 @@ uint32_t L2Cache::drop_copies(uint64_t line, SetRef home) {
 uint32_t L2Cache::allocate(uint32_t base, uint64_t line, uint32_t s, Tick t) {
   const uint32_t w = victim(base);
   if (w == kNone) return kNone;
+  // A dirty victim needs a writeback buffer: with all of them waiting on the memory, the slice
+  // waits too, as it does for an MSHR. Without this bound a write stream's evictions piled up below
+  // (two million at once on a 1 GiB fill) and the stream ran faster than the memory can write.
+  if (p_.writeback_buffers_per_slice != 0 && tags_[w] != 0 && lines_[w].dirty != 0 &&
+      slices_[s].writebacks_out >= p_.writeback_buffers_per_slice) {
+    slices_[s].waits_writeback = true;
+    ++writeback_stalls_;
+    return kNone;
+  }
   evict(w, s, t);
   tags_[w] = line + 1;
   policy_->insert(lines_[w].repl);
@@ -296,11 +307,14 @@ void L2Cache::evict(uint32_t way, uint32_t s, Tick t) {
       uint32_t j = i;
       while (j < sectors_per_line_ && (l.dirty >> j & 1)) ++j;
       MemRequest w;
-      w.id = (wb_ids_++ << 1) | 1;  // odd ids: writebacks, whose completion frees nothing
+      // Odd ids: writebacks, numbered so that their slice is the number modulo the slices; their
+      // completion (a posted write's acceptance) frees that slice's buffer.
+      w.id = ((wb_ids_++ * p_.slices + s) << 1) | 1;
       w.addr = line * p_.line_B + uint64_t{i} * p_.sector_B;
       w.bytes = (j - i) * p_.sector_B;
       w.write = true;
       w.source = s;
+      ++slices_[s].writebacks_out;
       down_.send(w, t);
       ++writebacks_;
       i = j;
@@ -436,6 +450,17 @@ void L2Cache::fill_done(uint32_t mi, Tick t) {
   }
 }
 
+void L2Cache::writeback_taken(uint64_t id, Tick t) {
+  const uint32_t s = static_cast<uint32_t>((id >> 1) % p_.slices);
+  Slice& sl = slices_[s];
+  --sl.writebacks_out;
+  if (sl.blocked && sl.waits_writeback) {
+    sl.blocked = false;
+    sl.waits_writeback = false;
+    schedule(s, t);
+  }
+}
+
 void L2Cache::advance(Tick now, std::vector<MemCompletion>& done) {
   run_until(
       now, down_, events_, buf_,
@@ -446,8 +471,10 @@ void L2Cache::advance(Tick now, std::vector<MemCompletion>& done) {
           if (!(c.id & 1)) __builtin_prefetch(&mshrs_[c.id >> 1]);
         for (const auto& c : batch)
           if (!(c.id & 1)) __builtin_prefetch(&lines_[mshrs_[c.id >> 1].line_index]);
-        for (const auto& c : batch)
+        for (const auto& c : batch) {
           if (!(c.id & 1)) fill_done(static_cast<uint32_t>(c.id >> 1), c.done);
+          else writeback_taken(c.id, c.done);
+        }
       },
       [&](Tick te) {
         const Event e = events_.pop();
@@ -561,6 +588,8 @@ void L2Cache::report(StatSink& sink, const std::string& c) const {
     sink.add(c, "copies_dropped", static_cast<double>(copies_dropped_), "count", "copies dropped by a write to their line");
   }
   sink.add(c, "slice_stalls", static_cast<double>(stalls_), "count", "times a slice stalled: no MSHR or evictable way");
+  sink.add(c, "writeback_stalls", static_cast<double>(writeback_stalls_), "count",
+           "of those, times a dirty victim found its slice's writeback buffers all waiting on the memory");
   sink.add(c, "refused", static_cast<double>(refused_), "count", "requests refused: slice queue full");
   by_tag_.report(sink, c);
   sink.add(c, "downstream_waits", static_cast<double>(down_.refusals()), "count",

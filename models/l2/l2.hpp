@@ -39,6 +39,9 @@ struct L2Params {
   double slice_bandwidth_Bpc = 0;
   uint32_t mshrs_per_slice = 0;
   uint32_t queue_depth_per_slice = 0;
+  // A slice's writebacks sent to the memory and not yet taken by it: a slice whose buffers are all
+  // taken cannot evict a dirty line, and stalls until the memory takes one. 0: no bound.
+  uint32_t writeback_buffers_per_slice = 0;
   std::string replacement = "lru";   // a ReplacementRegistry name (models/replacement/)
   // How a line finds its slice and set (models/l2/set_index.hpp): hashed (lines land independently,
   // a set can overflow before the cache is full) or block_permutation (a contiguous buffer fills
@@ -113,6 +116,8 @@ class L2Cache : public FrontDevice {
     std::deque<uint32_t> queue;
     Tick free_at = 0;
     bool blocked = false, scheduled = false;
+    uint32_t writebacks_out = 0;  // writebacks sent below whose acceptance has not come back
+    bool waits_writeback = false; // blocked on a dirty victim with every writeback buffer taken
     std::vector<uint32_t> free_mshrs;
   };
   struct Event {
@@ -137,6 +142,7 @@ class L2Cache : public FrontDevice {
   void serve(uint32_t slice, Tick t);
   bool lookup(uint32_t slice, uint32_t piece, Tick t);  // false: stall (no MSHR or way)
   uint32_t victim(uint32_t base);                  // kNone when every way is pending
+  void writeback_taken(uint64_t id, Tick t);       // the memory took writeback `id`: its slice's buffer frees
   uint32_t allocate(uint32_t base, uint64_t line, uint32_t slice, Tick t);  // victim evicted, `line` in; kNone as victim
   void evict(uint32_t way, uint32_t slice, Tick t);  // writes a dirty line back; empties the way
   void fetch(uint32_t mshr, uint64_t line, uint8_t need, uint32_t slice, Tick t);
@@ -196,7 +202,7 @@ class L2Cache : public FrontDevice {
   uint64_t wb_ids_ = 0;
   uint64_t read_hits_ = 0, read_misses_ = 0, merged_ = 0, write_hits_ = 0, write_misses_ = 0;
   uint64_t writebacks_ = 0, dirtied_ = 0, fills_ = 0, near_ = 0, far_ = 0, stalls_ = 0, refused_ = 0;
-  uint64_t copy_hits_ = 0, copy_misses_ = 0, copies_made_ = 0, copies_dropped_ = 0;
+  uint64_t copy_hits_ = 0, copy_misses_ = 0, copies_made_ = 0, copies_dropped_ = 0, writeback_stalls_ = 0;
   TagCounters by_tag_;  // reads by what they are: bytes asked for, bytes hit
   WriteAccounts account_of_;  // which region each line's dirty bytes go to; none: one account
   std::vector<uint64_t> dirty_held_ = std::vector<uint64_t>(1, 0);

@@ -337,6 +337,30 @@ TEST(L2Cache, MissWithoutAFreeMshrStallsItsSliceUntilAFillReturns) {
   EXPECT_EQ(rig.stat("slice_stalls"), 1);
 }
 
+// A dirty victim takes one of its slice's writeback buffers until the memory takes the write (here
+// its completion, D after it was sent); with none free the slice stalls, as it does without an MSHR.
+// One set of two dirty ways, one buffer: write 3 evicts line 0 at t0 = 2000 T (its writeback back at
+// t0 + D) and is done at t0 + H; write 4, behind it in the queue, must evict line 1 and waits for
+// that buffer: looked up at t0 + D, done at t0 + D + H. Without the bound it is looked up when the
+// slice has moved write 3's 128 B (2 cycles at 64 B a cycle): done at t0 + 2 T + H.
+TEST(L2Cache, ADirtyVictimWaitsForAWritebackBufferWhenAllAreTaken) {
+  for (const uint32_t buffers : {1u, 0u}) {
+    L2Params p = small(1, 2, 1);
+    p.writeback_buffers_per_slice = buffers;
+    Rig rig(p);
+    rig.write(1, 0 * 128, 128, 0);
+    rig.write(2, 1 * 128, 128, 1000 * T);
+    const Tick t0 = 2000 * T;
+    ASSERT_TRUE(rig.l2.try_enqueue({3, 2 * 128, 128, true, 0}, t0));
+    ASSERT_TRUE(rig.l2.try_enqueue({4, 3 * 128, 128, true, 0}, t0));
+    const auto done = drain(rig.l2);
+    EXPECT_EQ(done_of(done, 3), t0 + H * T) << buffers;
+    EXPECT_EQ(done_of(done, 4), buffers ? t0 + D + H * T : t0 + 2 * T + H * T) << buffers;
+    EXPECT_EQ(rig.stat("writeback_stalls"), buffers ? 1.0 : 0.0);
+    EXPECT_EQ(rig.mem->writes, 2u);  // both victims written back
+  }
+}
+
 TEST(L2Cache, IdleCacheHasNoEvent) {
   Rig rig(small());
   EXPECT_EQ(rig.l2.next_event(), kNever);
