@@ -128,7 +128,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     return false;
   };
   // The lines that go home whatever the copies hold may be enough to refuse, before any lookup.
-  if (overflows(true)) return refuse(full_slice_);
+  if (const uint32_t full = overflowing_slice(true); full != kNone) return refuse(full);
   for (uint64_t l = first; l <= last; ++l) {
     // A far read asks its own partition's copy set first. The tags are looked up as the request
     // arrives, apart from the slice's data pipeline: only a read the copy serves waits in that
@@ -142,7 +142,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
       line_sets_[l - first] = c;
     }
   }
-  if (overflows(false)) return refuse(kNone);
+  if (overflowing_slice(false) != kNone) return refuse(kNone);
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
@@ -162,14 +162,13 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   return true;
 }
 
-bool L2Cache::overflows(bool only_home) {
+uint32_t L2Cache::overflowing_slice(bool only_home) {
   // Refused when some slice X has queue(X) + (lines at X) > depth.
-  bool full = false;
-  for (size_t i = 0; i < line_sets_.size() && !full; ++i) {
+  uint32_t full = kNone;
+  for (size_t i = 0; i < line_sets_.size() && full == kNone; ++i) {
     if (only_home && line_copy_[i] != kHome) continue;
     const uint32_t s = line_sets_[i].slice;
-    full = slices_[s].queue.size() + ++slice_lines_[s] > p_.queue_depth_per_slice;
-    if (full) full_slice_ = s;
+    if (slices_[s].queue.size() + ++slice_lines_[s] > p_.queue_depth_per_slice) full = s;
   }
   for (const SetRef& at : line_sets_) slice_lines_[at.slice] = 0;
   return full;
@@ -485,57 +484,6 @@ void L2Cache::advance(Tick now, std::vector<MemCompletion>& done) {
           free_parents_.push_back(e.index);
         }
       });
-}
-
-uint32_t L2Cache::warm_way(uint32_t base, uint64_t line) {
-  uint32_t found = find(base, line);
-  if (found != kNone) {
-    if (lines_[found].mshr != kNone) return kNone;
-    policy_->touch(lines_[found].repl);
-    return found;
-  }
-  found = victim(base);
-  if (found == kNone) return kNone;
-  // The victim's dirty data is dropped, not written: warming makes no traffic.
-  if (tags_[found] != 0) redirty(tags_[found] - 1, lines_[found].dirty, 0);
-  lines_[found] = Line{};
-  tags_[found] = line + 1;
-  policy_->insert(lines_[found].repl);
-  return found;
-}
-
-void L2Cache::warm(const MemRequest& req) {
-  // As lookup() would leave the tags, minus the timing: a miss allocates (a dirty victim's
-  // writeback is traffic, which warming does not model), a line with a fill in flight is left alone;
-  // a far read is served by its copy if whole, else by its home, and leaves a copy; a write drops them.
-  const uint64_t first = req.addr / p_.line_B;
-  const uint64_t end = req.addr + std::max<uint32_t>(req.bytes, 1);
-  const uint32_t partition = req.source % p_.partitions;
-  for (uint64_t line = first; line * p_.line_B < end; ++line) {
-    const uint8_t mask = sector_mask(req, line);
-    const SetRef home = set_of(line);
-    const bool far_read = p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition;
-    const uint32_t copy_base = far_read ? copy_set(home, partition).base : 0;
-    if (far_read) {
-      const uint32_t c = find(copy_base, line);
-      if (c != kNone && (mask & ~lines_[c].valid) == 0) {
-        policy_->touch(lines_[c].repl);
-        continue;
-      }
-    }
-    const uint32_t found = warm_way(home.base, line);
-    if (found == kNone) continue;
-    Line& l = lines_[found];
-    l.valid |= mask;
-    if (req.write) {
-      redirty(line, l.dirty, l.dirty | mask);
-      l.dirty |= mask;
-      if (p_.replicate_far_reads) drop_copies(line, home);
-    } else if (far_read) {
-      const uint32_t c = warm_way(copy_base, line);
-      if (c != kNone) lines_[c].valid |= mask;
-    }
-  }
 }
 
 void L2Cache::set_write_accounts(WriteAccounts account_of, uint32_t accounts) {

@@ -67,7 +67,7 @@ class L2Cache : public FrontDevice {
   Tick idle_read_latency_ps() const override;
   uint64_t capacity_bytes() const override { return p_.capacity_bytes(); }
   void report(StatSink& sink, const std::string& component) const override;
-  void warm(const MemRequest& req) override;
+  void warm(const MemRequest& req) override;  // l2_warm.cpp
   // LRU and FIFO keep a set's latest lines: what older accesses left is gone once every set has had
   // its ways' worth since (the fast mode's margin over the capacity sees to that). Other policies
   // may keep an old line through any scan.
@@ -192,11 +192,11 @@ class L2Cache : public FrontDevice {
   static constexpr size_t kBlockedEntries = 4096;
   std::vector<Blocked> blocked_ = std::vector<Blocked>(kBlockedEntries);
   std::vector<SetRef> homes_;                      // try_enqueue: each line's home slice and set
-  std::vector<uint32_t> slice_lines_;              // overflows(): lines counted at each slice (0 between calls)
-  uint32_t full_slice_ = 0;                        // overflows(): the slice found full, when it returned true
-  // Whether some slice's queue cannot take the request's lines there (line_sets_): all of them, or
-  // (only_home) those that go home whatever the copies hold, enough to refuse before any lookup.
-  bool overflows(bool only_home);
+  std::vector<uint32_t> slice_lines_;              // overflowing_slice(): lines counted at each slice (0 between calls)
+  // A slice whose queue cannot take the request's lines there (line_sets_), kNone if every one can:
+  // all of the lines, or (only_home) those that go home whatever the copies hold, enough to refuse
+  // before any lookup.
+  uint32_t overflowing_slice(bool only_home);
   std::unique_ptr<ReplacementPolicy> policy_;
   bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;
