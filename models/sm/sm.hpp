@@ -42,7 +42,7 @@ struct SmParams {
   // nothing an LRU or FIFO cache would still hold, but in a set that got fewer lines than its ways
   // since. 0: every skipped CTA warms.
   double warm_capacities = 0;
-  double cta_launch_ns = 0;           // block-scheduler cost to start one CTA
+  double cta_launch_ns = 0;           // block-scheduler turnover: a freed CTA slot takes its next CTA this long after
   double kernel_launch_ns = 0;        // gap between a kernel's dependences resolving and its first CTA
   int pipeline_stages = 1;            // double-buffer depth: smem / stages bytes per stage; the math on the last stage follows its load
   // Instruction issue (kernels whose trace gives KernelRecord::warp_instructions): an SM's warps

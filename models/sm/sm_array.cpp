@@ -192,7 +192,16 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
       start_stores(e.sm, e.slot, now);
       continue;
     }
-    ended.push_back(end_cta(e.sm, e.slot, now));
+    Slot& sl = sms_[e.sm].slots[e.slot];
+    if (!sl.turning) {
+      ended.push_back(end_cta(e.sm, e.slot, now));
+      if (p_.cta_launch_ns > 0) {  // the slot is held until the block scheduler can fill it
+        sl.turning = true;
+        ends_.push({now + ns_to_ps(p_.cta_launch_ns), seq_++, e.sm, e.slot});
+        continue;
+      }
+    }
+    free_slot(e.sm, e.slot, now);
     dispatch_pending_ = true;
     dispatch_at_ = now;
   }
@@ -437,7 +446,7 @@ void SmArray::finish_memory(uint32_t sm, uint32_t slot, Tick now) {
   }
   // A collective's CTA then waits on its peers' handshakes (the kernel's wait_ns); it holds its
   // slot meanwhile, as a spinning NCCL channel does.
-  end += ns_to_ps(p_.cta_launch_ns) + ns_to_ps(double(k.work.rec->wait_ns));
+  end += ns_to_ps(double(k.work.rec->wait_ns));
   ends_.push({end, seq_++, sm, slot});
 }
 
@@ -455,10 +464,15 @@ void SmArray::start_stores(uint32_t sm, uint32_t slot, Tick now) {
 }
 
 CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
+  const Slot& sl = sms_[sm].slots[slot];
+  const Kernel& k = kernels_[sl.kernel];
+  return {sl.kernel, sm, sl.start, now, sl.bytes_read, sl.bytes_written, sl.requests, k.next >= k.work.ctas, sl.math_bound};
+}
+
+void SmArray::free_slot(uint32_t sm, uint32_t slot, Tick now) {
   Sm& s = sms_[sm];
   Slot& sl = s.slots[slot];
-  const Kernel& k = kernels_[sl.kernel];
-  const auto& r = *k.work.rec;
+  const auto& r = *kernels_[sl.kernel].work.rec;
   const int threads = int(r.threads_per_cta());
   s.ctas--;
   s.threads -= threads;
@@ -467,7 +481,7 @@ CtaEnd SmArray::end_cta(uint32_t sm, uint32_t slot, Tick now) {
   s.pipeline_lines -= pipeline_lines(r);
   if (s.ctas == 0) s.resident_total += now - s.resident_since;
   sl.used = false;
-  return {sl.kernel, sm, sl.start, now, sl.bytes_read, sl.bytes_written, sl.requests, k.next >= k.work.ctas, sl.math_bound};
+  sl.turning = false;
 }
 
 uint64_t SmArray::first_warming_cta(const KernelWork& w) const {

@@ -17,9 +17,10 @@
 // - Epilogue (KernelRecord::stores_after_math, GEMMs): a double-buffered CTA's loads go out first;
 //   its stores go out once its math has ended, and it holds its SM until they are acknowledged.
 //   Other kernels' writes go out with their loads, beside the math.
-// - A CTA ends `cta_launch_ns` after its math (or its epilogue's stores), plus the kernel's
-//   `wait_ns` (a collective's waits on its peers, which the fabric's symmetry leaves to the kernel
-//   record).
+// - A CTA ends with its math (or its epilogue's stores), plus the kernel's `wait_ns` (a
+//   collective's waits on its peers, which the fabric's symmetry leaves to the kernel record). Its
+//   slot takes another CTA `cta_launch_ns` later (the block scheduler's turnover): a kernel's last
+//   CTAs end the kernel without it, and a one-wave kernel never pays it.
 #pragma once
 
 #include <array>
@@ -97,6 +98,7 @@ class SmArray : public Processor {
     uint32_t cta = 0;
     bool stores_pending = false;    // its epilogue's stores go out once its math ends
     bool storing = false;           // ... and are going out
+    bool turning = false;           // ended; held for the block scheduler's turnover (cta_launch_ns)
     uint64_t bytes_read = 0, bytes_written = 0, requests = 0;
   };
   struct Sm {
@@ -126,6 +128,7 @@ class SmArray : public Processor {
   void issue(uint32_t sm, Tick now);
   void finish_memory(uint32_t sm, uint32_t slot, Tick now);
   CtaEnd end_cta(uint32_t sm, uint32_t slot, Tick now);
+  void free_slot(uint32_t sm, uint32_t slot, Tick now);  // the slot's resources back to the SM
   AccessCursor cursor_for(const KernelWork& w, const std::vector<const trace::AccessRecord*>* records, uint64_t cta,
                           uint32_t steps) const;
   Tick issue_ps(const trace::KernelRecord& r) const;                  // the least one CTA of r lasts (instruction issue)

@@ -148,6 +148,34 @@ TEST(Replay, ComputeBoundKernelTakesFlopsOverRate) {
   EXPECT_NEAR(out.kernels[0].roofline_ns, 2048.0, 1.0);
 }
 
+// The block scheduler's turnover (gpu.cta_launch_ns = 300) is paid when a slot takes another CTA,
+// not when a kernel ends. CTAs of 2^20 bf16 FLOPs (1024 ns at 1024 FLOP/clk, 1 GHz) and 200 KiB of
+// shared memory, one per SM (228 KiB): 4 CTAs on 4 SMs take 1024 ns; 8 take two waves, 1024 + 300
+// + 1024 = 2348 ns; a second kernel after the first starts on slots still turning over, at 1324 ns.
+// (Its CTAs take 512 ns: the step ends at 1836 ns.)
+TEST(Replay, ACtaSlotTakesItsNextCtaAfterTheTurnoverAndAKernelsLastCtasEndWithout) {
+  Rig rig("gpu.cta_launch_ns=300");
+  for (uint32_t ctas : {4u, 8u}) {
+    test::FakeMemory mem(100.0, 10.0);
+    KernelRecord k = kernel(0, ctas);
+    k.smem_bytes = 200 * 1024;
+    k.flops[int(trace::Precision::bf16)] = double(ctas) * (1 << 20);
+    const auto out = run(rig, {k}, {}, mem);
+    EXPECT_NEAR(out.step_ns, ctas == 4 ? 1024.0 : 2348.0, 1.0) << ctas << " CTAs";
+  }
+  test::FakeMemory mem(100.0, 10.0);
+  KernelRecord a = kernel(0, 4), b = kernel(1, 4);
+  a.smem_bytes = b.smem_bytes = 200 * 1024;
+  a.flops[int(trace::Precision::bf16)] = 4.0 * (1 << 20);
+  b.flops[int(trace::Precision::bf16)] = 4.0 * (1 << 19);  // 512 ns a CTA (an identical twin would be reused)
+  b.deps = {0};
+  const auto out = run(rig, {a, b}, {}, mem);
+  ASSERT_EQ(out.kernels.size(), 2u);
+  EXPECT_NEAR(out.kernels[0].end_ns, 1024.0, 1.0);
+  EXPECT_NEAR(out.kernels[1].start_ns, 1324.0, 1.0);
+  EXPECT_NEAR(out.step_ns, 1324.0 + 512.0, 1.0);
+}
+
 // One CTA per SM with 2^20 bf16 FLOPs (1024 ns at 1024 FLOP/clk, 1 GHz) and 2^18 SIMT FLOPs
 // (1024 ns at 256 FLOP/clk). Overlapping pipes: max(1024, 1024) = 1024 ns. Phases separated by
 // barriers (simt_overlaps_mma = false): 1024 + 1024 = 2048 ns.

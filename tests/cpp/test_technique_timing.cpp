@@ -207,10 +207,12 @@ TEST(TechniqueTiming, PoolingAlongVectorsShrinksTheScanByTheRatio) {
 TEST(TechniqueTiming, PoolingPrecisionAndUpdateFrequencyShowInTheStep) {
   // fp32 doubles the gate's parameter bytes and moves its math to the CUDA cores; update_every 3
   // reads a third of the weights a step and recomputes a third of the logits. Both show in the gate
-  // kernels' time (the step may hide them: the gate need not be on its critical path).
-  const auto fp16 = sim::simulate(four_vectors("indexpool-vectors"));
-  const auto fp32 = sim::simulate(four_vectors("indexpool-vectors", {"techniques.index_pool.precision=fp32"}));
-  const auto every3 = sim::simulate(four_vectors("indexpool-vectors", {"techniques.index_pool.update_every=3"}));
+  // kernels' time (the step may hide them: the gate need not be on its critical path). At batch 8
+  // the gate's 8 CTAs read 131 KiB and its time follows its bytes; at batch 1 its CTAs take one
+  // memory round trip, which a few KiB more or less do not move.
+  const auto fp16 = sim::simulate(four_vectors("indexpool-vectors", {"step.batch=8", "step.context=4096"}));
+  const auto fp32 = sim::simulate(four_vectors("indexpool-vectors", {"step.batch=8", "step.context=4096", "techniques.index_pool.precision=fp32"}));
+  const auto every3 = sim::simulate(four_vectors("indexpool-vectors", {"step.batch=8", "step.context=4096", "techniques.index_pool.update_every=3"}));
   const auto& r16 = fp16.techniques["report"]["index_pool"];
   EXPECT_EQ(fp32.techniques["report"]["index_pool"]["gate_bytes_per_layer"].get<double>(), 2 * r16["gate_bytes_per_layer"].get<double>());
   EXPECT_NEAR(every3.techniques["report"]["index_pool"]["gate_bytes_read_per_step"].get<double>(),
