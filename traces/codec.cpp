@@ -140,6 +140,7 @@ void encode_one(const KernelRecord& k, PayloadWriter& w) {
   w.u8(k.stores_after_math ? 1 : 0);
   w.u32(k.load_steps);
   w.f64(k.warp_instructions);
+  w.u8(k.persistent ? 1 : 0);
 }
 
 void encode_one(const CtaRecord& c, PayloadWriter& w) {
@@ -242,6 +243,8 @@ Record decode(BlockType type, PayloadReader& r) {
         if (!(k.warp_instructions >= 0) || !std::isfinite(k.warp_instructions))
           throw std::invalid_argument("kernel " + k.name + ": warp_instructions must be finite and non-negative");
       }
+      // Version 6 appends persistent.
+      if (r.remaining() >= 1) k.persistent = r.u8() != 0;
       return k;
     }
     case BlockType::cta: {

@@ -19,7 +19,7 @@ namespace indexsim::trace {
 // 3: then simt_overlaps_mma (earlier blocks read as true, the behaviour they were written for).
 // 4: then stores_after_math and load_steps (earlier blocks read as false and 0).
 // 5: then warp_instructions (earlier blocks read as 0: unknown).
-constexpr uint32_t kFormatVersion = 5;
+constexpr uint32_t kFormatVersion = 6;
 
 enum class TensorClass : uint8_t {
   weights = 0,
@@ -81,6 +81,9 @@ struct KernelRecord {
   // the SM model's lower bound on a CTA's time is its warps' instruction streams at the issue
   // interval of one warp. 0: not known (the kernel is timed by its FLOPs and memory alone).
   double warp_instructions = 0;
+  // Its CTAs are the work units of a persistent grid (DeepGEMM's tiles): a resident CTA goes on to
+  // its next unit itself, so a slot takes the next one without the block scheduler's turnover.
+  bool persistent = false;
   uint64_t cta_count() const { return uint64_t(grid[0]) * grid[1] * grid[2]; }
   uint32_t threads_per_cta() const { return block[0] * block[1] * block[2]; }
   double total_flops() const {

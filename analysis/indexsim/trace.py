@@ -16,7 +16,7 @@ import struct
 import zlib
 from typing import Any, Dict, Iterator, Tuple
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 MAGIC = b"IDXTRACE"
 TENSOR_CLASSES = ["weights", "kv_cache", "indexer_cache", "activations", "linear_state", "topk_indices", "scratch", "peer"]
 PRECISIONS = ["fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "simt"]
@@ -96,6 +96,8 @@ def _decode(kind: str, p: _Payload) -> Dict[str, Any]:
         rec["load_steps"] = p.take("<I") if len(p.data) - p.pos >= 4 else 0
         # Version 5 appends warp_instructions (0: unknown).
         rec["warp_instructions"] = p.take("<d") if len(p.data) - p.pos >= 8 else 0.0
+        # Version 6 appends persistent (a persistent grid's work units).
+        rec["persistent"] = p.take("<B") != 0 if len(p.data) - p.pos >= 1 else False
     elif kind == "cta":
         k, c, sm, s, e = p.take("<IIIQQ")
         rec = {"kernel": k, "cta": c, "sm": sm, "start_ns": s, "end_ns": e}

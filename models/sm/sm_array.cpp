@@ -195,7 +195,9 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
     Slot& sl = sms_[e.sm].slots[e.slot];
     if (!sl.turning) {
       ended.push_back(end_cta(e.sm, e.slot, now));
-      if (p_.cta_launch_ns > 0) {  // the slot is held until the block scheduler can fill it
+      // The slot is held until the block scheduler can fill it; a persistent grid's CTA takes its
+      // next unit itself.
+      if (p_.cta_launch_ns > 0 && !kernels_[sl.kernel].work.rec->persistent) {
         sl.turning = true;
         ends_.push({now + ns_to_ps(p_.cta_launch_ns), seq_++, e.sm, e.slot});
         continue;

@@ -20,7 +20,8 @@
 // - A CTA ends with its math (or its epilogue's stores), plus the kernel's `wait_ns` (a
 //   collective's waits on its peers, which the fabric's symmetry leaves to the kernel record). Its
 //   slot takes another CTA `cta_launch_ns` later (the block scheduler's turnover): a kernel's last
-//   CTAs end the kernel without it, and a one-wave kernel never pays it.
+//   CTAs end the kernel without it, and a one-wave kernel never pays it; nor do the work units of
+//   a persistent grid (KernelRecord::persistent), which a resident CTA takes one after another.
 #pragma once
 
 #include <array>

@@ -44,6 +44,7 @@ std::string SegmentReuse::signature(KernelState& k) const {
   put(r.stores_after_math);
   put(r.load_steps);
   put(r.warp_instructions);
+  put(r.persistent);
   for (const AccessRecord* a : k.accesses) {
     put(a->cta_first);
     put(a->cta_count);

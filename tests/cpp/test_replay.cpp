@@ -151,7 +151,8 @@ TEST(Replay, ComputeBoundKernelTakesFlopsOverRate) {
 // The block scheduler's turnover (gpu.cta_launch_ns = 300) is paid when a slot takes another CTA,
 // not when a kernel ends. CTAs of 2^20 bf16 FLOPs (1024 ns at 1024 FLOP/clk, 1 GHz) and 200 KiB of
 // shared memory, one per SM (228 KiB): 4 CTAs on 4 SMs take 1024 ns; 8 take two waves, 1024 + 300
-// + 1024 = 2348 ns; a second kernel after the first starts on slots still turning over, at 1324 ns.
+// + 1024 = 2348 ns (as a persistent grid's units, 2048); a second kernel after the first starts on
+// slots still turning over, at 1324 ns.
 // (Its CTAs take 512 ns: the step ends at 1836 ns.)
 TEST(Replay, ACtaSlotTakesItsNextCtaAfterTheTurnoverAndAKernelsLastCtasEndWithout) {
   Rig rig("gpu.cta_launch_ns=300");
@@ -160,8 +161,11 @@ TEST(Replay, ACtaSlotTakesItsNextCtaAfterTheTurnoverAndAKernelsLastCtasEndWithou
     KernelRecord k = kernel(0, ctas);
     k.smem_bytes = 200 * 1024;
     k.flops[int(trace::Precision::bf16)] = double(ctas) * (1 << 20);
-    const auto out = run(rig, {k}, {}, mem);
-    EXPECT_NEAR(out.step_ns, ctas == 4 ? 1024.0 : 2348.0, 1.0) << ctas << " CTAs";
+    EXPECT_NEAR(run(rig, {k}, {}, mem).step_ns, ctas == 4 ? 1024.0 : 2348.0, 1.0) << ctas << " CTAs";
+    // A persistent grid's work units (KernelRecord::persistent) follow each other on a slot: 2048 ns.
+    test::FakeMemory mem2(100.0, 10.0);
+    k.persistent = true;
+    EXPECT_NEAR(run(rig, {k}, {}, mem2).step_ns, 1024.0 * ctas / 4, 1.0) << ctas << " persistent units";
   }
   test::FakeMemory mem(100.0, 10.0);
   KernelRecord a = kernel(0, 4), b = kernel(1, 4);

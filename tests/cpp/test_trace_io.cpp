@@ -135,7 +135,7 @@ TEST(TraceIo, AVersionOneKernelBlockReadsWithoutAWait) {
   const auto& full = w.bytes();
   PayloadReader r2(full.data(), full.size());
   EXPECT_EQ(std::get<KernelRecord>(decode(BlockType::kernel, r2)).wait_ns, 15000u);
-  PayloadReader r1(full.data(), full.size() - 22);  // as version 1 wrote it: without wait_ns and all after it
+  PayloadReader r1(full.data(), full.size() - 23);  // as version 1 wrote it: without wait_ns and all after it
   const auto v1 = std::get<KernelRecord>(decode(BlockType::kernel, r1));
   EXPECT_EQ(v1.wait_ns, 0u);
   EXPECT_EQ(v1.deps, k.deps);
@@ -152,9 +152,9 @@ TEST(TraceIo, AVersionTwoKernelBlockReadsAsOverlappingPipes) {
   PayloadWriter w;
   encode(Record(k), w);
   const auto& full = w.bytes();
-  PayloadReader r3(full.data(), full.size() - 13);  // version 3: without stores_after_math, load_steps, warp_instructions
+  PayloadReader r3(full.data(), full.size() - 14);  // version 3: without stores_after_math, load_steps, warp_instructions, persistent
   EXPECT_FALSE(std::get<KernelRecord>(decode(BlockType::kernel, r3)).simt_overlaps_mma);
-  PayloadReader r2(full.data(), full.size() - 14);
+  PayloadReader r2(full.data(), full.size() - 15);
   const auto v2 = std::get<KernelRecord>(decode(BlockType::kernel, r2));
   EXPECT_TRUE(v2.simt_overlaps_mma);
   EXPECT_EQ(v2.wait_ns, 7u);
@@ -172,16 +172,33 @@ TEST(TraceIo, AVersionThreeKernelBlockReadsAsStoringBesideItsMath) {
   PayloadWriter w;
   encode(Record(k), w);
   const auto& full = w.bytes();
-  PayloadReader r4(full.data(), full.size() - 8);  // version 4: without warp_instructions
+  PayloadReader r4(full.data(), full.size() - 9);  // version 4: without warp_instructions, persistent
   const auto v4 = std::get<KernelRecord>(decode(BlockType::kernel, r4));
   EXPECT_TRUE(v4.stores_after_math);
   EXPECT_EQ(v4.load_steps, 56u);
   EXPECT_FALSE(v4.simt_overlaps_mma);
-  PayloadReader r3(full.data(), full.size() - 13);
+  PayloadReader r3(full.data(), full.size() - 14);
   const auto v3 = std::get<KernelRecord>(decode(BlockType::kernel, r3));
   EXPECT_FALSE(v3.stores_after_math);
   EXPECT_EQ(v3.load_steps, 0u);
   EXPECT_FALSE(v3.simt_overlaps_mma);
+}
+
+// Version 6 appends persistent; a version-5 block (one byte shorter) reads as not persistent.
+TEST(TraceIo, PersistentRoundTripsAndAVersionFiveBlockReadsAsNotPersistent) {
+  KernelRecord k;
+  k.name = "gemm";
+  k.warp_instructions = 5.0;
+  k.persistent = true;
+  PayloadWriter w;
+  encode(Record(k), w);
+  const auto& full = w.bytes();
+  PayloadReader r6(full.data(), full.size());
+  EXPECT_TRUE(std::get<KernelRecord>(decode(BlockType::kernel, r6)).persistent);
+  PayloadReader r5(full.data(), full.size() - 1);
+  const auto v5 = std::get<KernelRecord>(decode(BlockType::kernel, r5));
+  EXPECT_FALSE(v5.persistent);
+  EXPECT_EQ(v5.warp_instructions, 5.0);
 }
 
 // Version 5 appends warp_instructions; a version-4 block reads as 0 (unknown), and a negative or
@@ -197,7 +214,7 @@ TEST(TraceIo, WarpInstructionsRoundTripAndAVersionFourBlockReadsAsUnknown) {
   const auto& full = w.bytes();
   PayloadReader r5(full.data(), full.size());
   EXPECT_EQ(std::get<KernelRecord>(decode(BlockType::kernel, r5)).warp_instructions, 157472.0);
-  PayloadReader r4(full.data(), full.size() - 8);
+  PayloadReader r4(full.data(), full.size() - 9);
   const auto v4 = std::get<KernelRecord>(decode(BlockType::kernel, r4));
   EXPECT_EQ(v4.warp_instructions, 0.0);
   EXPECT_EQ(v4.load_steps, 3u);

@@ -97,7 +97,7 @@ def test_a_newer_version_names_both_versions(tmp_path):
 
 
 def test_a_format_4_trace_says_which_kernels_store_after_their_math(exe, tmp_path):
-    # A generated step (format 5): its GEMMs, dense and grouped (MoE), store their tiles after their
+    # A generated step (format 6): its GEMMs, dense and grouped (MoE), store their tiles after their
     # math and load A and B in K blocks (load_steps = ceil(K / 128) for DeepGEMM's BLOCK_K); no other
     # kernel does either.
     import subprocess
@@ -108,7 +108,7 @@ def test_a_format_4_trace_says_which_kernels_store_after_their_math(exe, tmp_pat
                              " {first: 1, last: 1, attention: dsa, indexer: full, mlp: moe}]"],
                    check=True, capture_output=True)
     meta, records = trace.read(str(p))
-    assert meta["format_version"] == 5
+    assert meta["format_version"] == 6
     kernels = [r for r in records if r.get("type") == "kernel" or "stores_after_math" in r]
     gemms = [k for k in kernels if k["kind"] in ("gemm", "moe_gemm")]
     others = [k for k in kernels if k["kind"] not in ("gemm", "moe_gemm")]
@@ -117,6 +117,10 @@ def test_a_format_4_trace_says_which_kernels_store_after_their_math(exe, tmp_pat
         assert k["stores_after_math"] and k["load_steps"] >= 1, k["name"]
     for k in others:
         assert not k["stores_after_math"] and k["load_steps"] == 0, k["name"]
+    # Version 6: DeepGEMM's FP8 GEMMs (GLM-5's projections and experts) run as persistent grids; no
+    # other kernel does.
+    assert any(k["persistent"] for k in gemms)
+    assert not any(k["persistent"] for k in others)
     # Version 5: the project's top-k kernels carry their warp-instruction counts (Nsight Compute's,
     # traces/kernel_geometry.hpp): the sort of one row of k = 2048 issues 157,472; no library kernel
     # has a count.

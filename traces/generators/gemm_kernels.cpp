@@ -74,6 +74,9 @@ void gemm_pipeline(KernelRecord& k, const GemmLaunch& g, uint64_t kdim) {
   k.stores_after_math = true;
   // ... and load A and B one K block at a time (a stage of DeepGEMM's TMA producer: A, then B).
   k.load_steps = uint32_t(ceil_div(kdim, g.block_k));
+  // DeepGEMM's grid is persistent (its scheduler hands each resident CTA tile after tile): the tiles
+  // run as CTAs here, without the block scheduler's turnover between them.
+  k.persistent = g.persistent_ctas > 0;
 }
 
 KernelShape gemm_kernel_shape(const GemmLaunch& g) {
