@@ -22,7 +22,10 @@ KERNEL = re.compile(r" kernel (\d+) (\S+) ")
 
 
 def gaps_of(exe, path):
-    out = subprocess.run([exe, "trace", "dump", path], check=True, capture_output=True, text=True).stdout
+    res = subprocess.run([exe, "trace", "dump", path], capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"cta_turnover: {path}: {res.stderr.strip() or 'indexsim trace dump failed'}")
+    out = res.stdout
     names, ctas = {}, defaultdict(list)
     for line in out.splitlines():
         m = CTA.search(line)
