@@ -19,6 +19,7 @@ namespace indexsim::trace {
 // 3: then simt_overlaps_mma (earlier blocks read as true, the behaviour they were written for).
 // 4: then stores_after_math and load_steps (earlier blocks read as false and 0).
 // 5: then warp_instructions (earlier blocks read as 0: unknown).
+// 6: then persistent (earlier blocks read as false).
 constexpr uint32_t kFormatVersion = 6;
 
 enum class TensorClass : uint8_t {
