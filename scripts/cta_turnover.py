@@ -10,32 +10,23 @@ traces/captured/); `gpu.cta_launch_ns` in the presets cites this output.
 import argparse
 import glob
 import os
-import re
 import statistics
-import subprocess
 import sys
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CTA = re.compile(r" cta kernel=(\d+) cta=\d+ sm=(\d+) start_ns=(\d+) end_ns=(\d+)")
-KERNEL = re.compile(r" kernel (\d+) (\S+) ")
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from indexsim import trace  # noqa: E402  (the package's own .itr reader)
 
 
-def gaps_of(exe, path):
-    res = subprocess.run([exe, "trace", "dump", path], capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"cta_turnover: {path}: {res.stderr.strip() or 'indexsim trace dump failed'}")
-    out = res.stdout
+def gaps_of(path):
+    _meta, records = trace.read(path)
     names, ctas = {}, defaultdict(list)
-    for line in out.splitlines():
-        m = CTA.search(line)
-        if m:
-            k, sm, s, e = map(int, m.groups())
-            ctas[(k, sm)].append((s, e))
-            continue
-        m = KERNEL.search(line)
-        if m:
-            names[int(m.group(1))] = m.group(2)
+    for r in records:
+        if r["type"] == "kernel":
+            names[r["id"]] = r["name"]
+        elif r["type"] == "cta":
+            ctas[(r["kernel"], r["sm"])].append((r["start_ns"], r["end_ns"]))
     gaps = defaultdict(list)
     for (k, _sm), cs in ctas.items():
         # A slot freed by an end is taken by the next start after it (first in, first out): if each
@@ -53,16 +44,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("traces", nargs="*")
     ap.add_argument("--min-gaps", type=int, default=100, help="kernels with fewer reused slots are left out")
-    ap.add_argument("--exe", default=os.path.join(os.environ.get("INDEXSIM_BUILD_DIR", os.path.join(ROOT, "build")),
-                                                  "sim", "indexsim"))
     a = ap.parse_args()
     traces = a.traces or sorted(glob.glob(os.path.join(ROOT, "traces", "captured", "*.itr")))
     if not traces:
         sys.exit("cta_turnover: no traces")
     by_name = defaultdict(list)
     for t in traces:
-        for name, g in gaps_of(a.exe, t).items():
-            by_name[name].extend(g)
+        try:
+            for name, g in gaps_of(t).items():
+                by_name[name].extend(g)
+        except trace.TraceError as e:
+            sys.exit(f"cta_turnover: {e}")
     print("| kernel | gaps | p10 ns | median ns | p90 ns |")
     print("|---|---:|---:|---:|---:|")
     every = []

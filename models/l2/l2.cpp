@@ -46,7 +46,7 @@ L2Params L2Params::from(const config::Node& n) {
 
 L2Cache::L2Cache(const L2Params& p)
     : p_(p), clk_(p.clock_MHz), sectors_per_line_(p.line_B / p.sector_B),
-      index_(p.slices, p.sets_per_slice(), p.ways, p.set_index == "block_permutation"),
+      index_(p.slices, p.sets_per_slice(), p.ways, p.set_index == "block_permutation"), by_slices_(p.slices),
       lines_(static_cast<size_t>(p.slices) * p.sets_per_slice() * p.ways), tags_(lines_.size(), 0), slices_(p.slices),
       mshrs_(static_cast<size_t>(p.slices) * p.mshrs_per_slice),
       policy_(ReplacementRegistry::instance().make(p.replacement, 1)),
@@ -450,7 +450,7 @@ void L2Cache::fill_done(uint32_t mi, Tick t) {
 }
 
 void L2Cache::writeback_taken(uint64_t id, Tick t) {
-  const uint32_t s = static_cast<uint32_t>((id >> 1) % p_.slices);
+  const uint32_t s = static_cast<uint32_t>(by_slices_.mod(id >> 1));
   Slice& sl = slices_[s];
   --sl.writebacks_out;
   if (sl.blocked && sl.waits_writeback) {

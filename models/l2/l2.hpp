@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/fast_div.hpp"
 #include "models/common/replacement.hpp"
 #include "models/common/port.hpp"
 #include "models/l2/set_index.hpp"
@@ -161,6 +162,7 @@ class L2Cache : public FrontDevice {
   Clock clk_;
   uint32_t sectors_per_line_;
   SetIndex index_;
+  FastDiv by_slices_;  // writeback_taken(): a writeback's slice from its id (evict() numbers them), without a 64-bit div
   Downstream down_;
   EventHeap<Event> events_;
   std::vector<Line> lines_;

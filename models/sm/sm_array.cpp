@@ -188,11 +188,11 @@ void SmArray::advance(Tick now, std::vector<CtaEnd>& ended) {
   while (!ends_.empty() && ends_.top().t <= now) {
     const End e = ends_.top();
     ends_.pop();
-    if (sms_[e.sm].slots[e.slot].stores_pending) {
+    Slot& sl = sms_[e.sm].slots[e.slot];
+    if (sl.stores_pending) {
       start_stores(e.sm, e.slot, now);
       continue;
     }
-    Slot& sl = sms_[e.sm].slots[e.slot];
     if (!sl.turning) {
       ended.push_back(end_cta(e.sm, e.slot, now));
       // The slot is held until the block scheduler can fill it; a persistent grid's CTA takes its

@@ -10,9 +10,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_the_h200_preset_turnover_is_the_read_kernels_median_gap(exe):
+def test_the_h200_preset_turnover_is_the_read_kernels_median_gap():
     traces = [os.path.join(ROOT, "traces", "captured", f"copy_{s}.itr") for s in ("256MiB", "512MiB")]
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "cta_turnover.py"), "--exe", str(exe), *traces],
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "cta_turnover.py"), *traces],
                          check=True, capture_output=True, text=True).stdout
     row = [line for line in out.splitlines() if line.startswith("| read |")]
     assert row, out
