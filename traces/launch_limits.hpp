@@ -29,6 +29,11 @@ struct FabricLimits {
   bool nvls = false;
   double nvls_wire_factor = 1;         // bytes on the wire per payload byte of a multimem operation
   double nvls_efficiency = 1;          // fraction of the links' bandwidth NVLS's multimem operations reach
+  // NCCL's NVLS kernel: its own channel count (comm->nvlsChannels, not the rings'), its threads per
+  // channel, and the largest chunk one head reduces per loop iteration (NCCL_NVLS_CHUNKSIZE).
+  uint32_t nvls_channels = 16;
+  uint32_t nvls_threads = 640;
+  uint64_t nvls_chunk_bytes = 128 * 1024;
   // The library's latency model: per operation (base) and per step over NVLink, microseconds.
   double base_latency_us[kCollAlgos][kCollProtos] = {};
   double step_latency_us[kCollAlgos][kCollProtos] = {};

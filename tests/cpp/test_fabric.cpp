@@ -137,6 +137,45 @@ TEST(CollectivePlan, NvlsEfficiencyStretchesItsLinkTime) {
   EXPECT_EQ(trace::plan_collective(trace::KernelKind::all_reduce, S, 8, f).algo, trace::CollAlgo::ring);
 }
 
+// NVLS as NCCL enqueues it (enqueue.cc): chunk c = 128 KiB, then 64 KiB if S < 64 x ch x n x c,
+// 32 KiB if S < 8 x ch x n x c, 16 KiB if S < 2 x ch x n x c (each test on the chunk it reached);
+// a channel's iteration covers n x c, so min(ch, ceil(S / (n x c))) channels carry data.
+TEST(CollectivePlan, NvlsRunsItsOwnChannelsWithChunksThatShrinkForSmallMessages) {
+  auto f = h200_fabric();
+  ASSERT_EQ(f.nvls_channels, 16u);
+  ASSERT_EQ(f.nvls_chunk_bytes, 128u * 1024);
+  f.pinned_algo = int(trace::CollAlgo::nvls);
+  struct Want {
+    uint64_t bytes, chunk;
+    uint32_t channels;
+  };
+  const uint64_t K = 1024, M = K * K;
+  for (const Want& w : {Want{64 * K, 16 * K, 1}, Want{512 * K, 16 * K, 4}, Want{2 * M, 16 * K, 16},
+                        Want{8 * M - 1, 16 * K, 16}, Want{8 * M, 32 * K, 16}, Want{64 * M, 64 * K, 16},
+                        Want{1024 * M, 128 * K, 16}}) {
+    const auto p = trace::plan_collective(trace::KernelKind::all_reduce, w.bytes, 8, f);
+    EXPECT_EQ(p.chunk_bytes, w.chunk) << w.bytes << " B";
+    EXPECT_EQ(p.channels, w.channels) << w.bytes << " B";
+    EXPECT_EQ(p.threads, f.nvls_threads);
+  }
+  // Four GPUs are four heads: an iteration covers half as much, twice the channels have data.
+  EXPECT_EQ(trace::plan_collective(trace::KernelKind::all_reduce, 512 * K, 4, f).channels, 8u);
+  // The rings keep their own channel count and threads.
+  f.pinned_algo = int(trace::CollAlgo::ring);
+  f.pinned_proto = int(trace::CollProto::simple);
+  const auto ring = trace::plan_collective(trace::KernelKind::all_reduce, 64 * M, 8, f);
+  EXPECT_EQ(ring.channels, f.max_channels);
+  EXPECT_EQ(ring.threads, f.threads[int(trace::CollProto::simple)]);
+  EXPECT_EQ(ring.chunk_bytes, 0u);
+}
+
+TEST(CollectivePlan, BlackwellInOneDomainRunsTwentyFourNvlsChannels) {
+  auto doc = config::Document::load_file(std::string(INDEXSIM_TEST_DATA) + "/../../configs/hardware/b200.yaml");
+  const auto f = trace::read_fabric_limits(doc->root());
+  EXPECT_EQ(f.nvls_channels, 24u);
+  EXPECT_EQ(f.nvls_threads, 640u) << "the rest of the section's nvls block is kept";
+}
+
 TEST(CollectivePlan, NcclChoosesLowLatencyForSmallAndBandwidthForLargeMessages) {
   const auto f = h200_fabric();
   const auto small = trace::plan_collective(trace::KernelKind::all_reduce, 4096, 8, f);

@@ -65,6 +65,19 @@ double latency_us(CollAlgo a, CollProto p, uint32_t steps, uint32_t n, const Fab
   return f.base_latency_us[int(a)][int(p)] + steps * f.step_latency_us[int(a)][int(p)];
 }
 
+// NCCL's NVLS all-reduce (src/enqueue.cc, the kernel in all_reduce.h): within one domain every GPU
+// is a head that reduces one chunk of each loop iteration of a channel, so an iteration covers
+// gpus x chunk bytes, and the chunk shrinks for small messages so that more of the channels x
+// heads have work: 64 KiB below 64 iterations of all of them, then 32 KiB below 8, 16 KiB below 2.
+uint64_t nvls_chunk_bytes(uint64_t bytes, uint32_t gpus, const FabricLimits& f) {
+  const uint64_t ops = uint64_t(f.nvls_channels) * gpus;
+  uint64_t chunk = f.nvls_chunk_bytes;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return chunk;
+}
+
 void check_group(uint32_t gpus, const FabricLimits& f, const char* what) {
   if (f.domain_gpus == 0)
     throw std::invalid_argument(std::string(what) + " over " + std::to_string(gpus) +
@@ -163,6 +176,10 @@ FabricLimits read_fabric_limits(const config::Node& hw) {
   read_triple(c, "fifo_KiB", v);
   for (int p = 0; p < kCollProtos; ++p) f.fifo_bytes[p] = uint64_t(v[p] * 1024);
   f.max_channels = c.req<uint32_t>("max_channels", Rule::range(1, 128));
+  const config::Node nv = c.child("nvls");
+  f.nvls_channels = nv.req<uint32_t>("channels", Rule::range(1, 128));
+  f.nvls_threads = nv.req<uint32_t>("threads", Rule::range(32, 1024));
+  f.nvls_chunk_bytes = uint64_t(nv.req<uint32_t>("chunk_KiB", Rule::range(16, 65536))) * 1024;
   f.ep_sms = c.req<uint32_t>("expert_parallel_sms", Rule::range(2, 1024));
   if (f.ep_sms % 2) c.fail("expert_parallel_sms", std::to_string(f.ep_sms), "must be even (DeepEP pairs a sender and a receiver SM per channel)");
   const std::string algo = c.opt<std::string>("algorithm", "auto", Rule::choice({"auto", "ring", "tree", "nvls"}));
@@ -199,12 +216,21 @@ CollectivePlan plan_collective(KernelKind op, uint64_t bytes, uint32_t gpus, con
       c.out_bytes = uint64_t(std::ceil(double(bytes) * m.out));
       c.latency_us = latency_us(algo, proto, m.steps, gpus, f);
       c.predicted_us = c.latency_us + double(c.wire_bytes) / (f.total_GBps() * 1e3);
-      // Channels: as many as the message keeps busy (NCCL: bytes per thread above a threshold,
-      // the ring LL threshold times the ranks), at most max_channels.
-      const double per_thread = double(f.thread_threshold_bytes[p]) *
-                                (algo == CollAlgo::ring && proto == CollProto::ll ? gpus : 1);
-      const double want = std::ceil(double(bytes) / (per_thread * f.threads[p]));
-      c.channels = uint32_t(std::clamp(want, 1.0, double(f.max_channels)));
+      if (algo == CollAlgo::nvls) {
+        // NVLS runs its own channels, and channel c's first iteration starts c x gpus x chunk
+        // into the message: those past its end have nothing to do.
+        c.threads = f.nvls_threads;
+        c.chunk_bytes = nvls_chunk_bytes(bytes, gpus, f);
+        c.channels = uint32_t(std::min<uint64_t>(f.nvls_channels, ceil_div(bytes, gpus * c.chunk_bytes)));
+      } else {
+        // As many channels as the message keeps busy (NCCL: bytes per thread above a threshold,
+        // the ring LL threshold times the ranks), at most max_channels.
+        c.threads = f.threads[p];
+        const double per_thread = double(f.thread_threshold_bytes[p]) *
+                                  (algo == CollAlgo::ring && proto == CollProto::ll ? gpus : 1);
+        const double want = std::ceil(double(bytes) / (per_thread * f.threads[p]));
+        c.channels = uint32_t(std::clamp(want, 1.0, double(f.max_channels)));
+      }
       if (c.predicted_us < best.predicted_us) best = c;
     }
   }
@@ -220,7 +246,7 @@ uint32_t emit_collective(Builder& b, const CollectiveShape& s, const FabricLimit
   const CollectivePlan p = plan_collective(s.op, s.bytes, s.gpus, f);
   if (plan) *plan = p;
   KernelShape ks;
-  ks.threads = f.threads[int(p.proto)];
+  ks.threads = p.threads;
   ks.regs_per_thread = 96;  // NCCL builds its device code with -maxrregcount=96
   const uint32_t k = b.kernel(s.name, s.op, s.layer, {p.channels, 1, 1}, ks, deps, stream);
   b.k(k).wait_ns = uint64_t(std::llround(p.latency_us * 1e3));
@@ -300,7 +326,8 @@ TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limit
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", to_string(c.op)},
                   {"bytes", c.bytes}, {"gpus", c.gpus},
                   {"launch", {{"library", "nccl"}, {"algorithm", to_string(p.algo)}, {"protocol", to_string(p.proto)},
-                              {"channels", p.channels}, {"wire_bytes", p.wire_bytes}, {"latency_us", p.latency_us},
+                              {"channels", p.channels}, {"threads", p.threads}, {"chunk_bytes", p.chunk_bytes},
+                              {"wire_bytes", p.wire_bytes}, {"latency_us", p.latency_us},
                               {"predicted_us", p.predicted_us}}}};
   return std::move(b.t);
 }

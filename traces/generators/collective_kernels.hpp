@@ -32,7 +32,9 @@ FabricLimits read_fabric_limits(const config::Node& hw_root);
 struct CollectivePlan {
   CollAlgo algo = CollAlgo::ring;
   CollProto proto = CollProto::simple;
-  uint32_t channels = 1;
+  uint32_t channels = 1;         // CTAs that carry data
+  uint32_t threads = 0;          // per CTA
+  uint64_t chunk_bytes = 0;      // NVLS: what one head reduces per loop iteration; 0 otherwise
   uint32_t steps = 0;            // pipeline steps of the algorithm (2(n-1) for a ring all-reduce)
   uint64_t wire_bytes = 0;       // bytes this GPU puts on its links, protocol overhead included
   uint64_t in_bytes = 0, out_bytes = 0;  // local input read and output written
