@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "traces/records.hpp"
 
@@ -38,6 +39,11 @@ struct FabricLimits {
   double base_latency_us[kCollAlgos][kCollProtos] = {};
   double step_latency_us[kCollAlgos][kCollProtos] = {};
   double wire_factor[kCollProtos] = {2.0, 1.0, 1.0};  // bytes on the wire per payload byte
+  // NCCL's own expectation of a choice's bandwidth, which it chooses by (not what is simulated):
+  // the share of the links' bandwidth per algorithm and protocol, and the tree's correction per
+  // power of two of bytes / 64.
+  double nccl_share[kCollAlgos][kCollProtos] = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+  std::vector<double> tree_correction[kCollProtos];
   uint32_t threads[kCollProtos] = {512, 512, 512};    // threads per channel (CTA)
   uint32_t thread_threshold_bytes[kCollProtos] = {8, 8, 64};  // bytes per thread before one more channel
   uint32_t max_channels = 0;                          // CTAs of one collective at most

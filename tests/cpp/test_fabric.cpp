@@ -169,6 +169,36 @@ TEST(CollectivePlan, NvlsRunsItsOwnChannelsWithChunksThatShrinkForSmallMessages)
   EXPECT_EQ(ring.chunk_bytes, 0u);
 }
 
+// NCCL chooses by its own model: time = latency + S x movement / (B x share x corr), where share is
+// tuning.cc's refinement (tree LL128 0.92 x 7/9, ring LL128 0.92, tree LL 0.92 / 3.8, ring LL 0.5) and corr the
+// tree's correction at floor(log2(S / 64)) (4 MiB: index 16, LL128 0.8; 512 KiB: 13, LL 0.4). The
+// simulated kernel still moves its wire bytes (S x movement x the protocol's wire factor).
+TEST(CollectivePlan, NcclChoosesByItsOwnBandwidthModelAndTheKernelMovesItsWireBytes) {
+  auto f = h200_fabric();
+  f.nvls = false;
+  const double B = f.total_GBps() * 1e3;  // bytes per microsecond
+  const auto pinned = [&](uint64_t S, trace::CollAlgo a, trace::CollProto p) {
+    auto g = f;
+    g.pinned_algo = int(a);
+    g.pinned_proto = int(p);
+    return trace::plan_collective(trace::KernelKind::all_reduce, S, 8, g);
+  };
+  const uint64_t S = 4ull << 20;
+  const auto tree = pinned(S, trace::CollAlgo::tree, trace::CollProto::ll128);
+  const auto ring = pinned(S, trace::CollAlgo::ring, trace::CollProto::ll128);
+  EXPECT_NEAR(tree.predicted_us, tree.latency_us + 2.0 * S / (B * 0.92 * 7 / 9 * 0.8), 0.01);
+  EXPECT_NEAR(ring.predicted_us, ring.latency_us + 14.0 / 8 * S / (B * 0.92), 0.01);
+  EXPECT_EQ(tree.wire_bytes, uint64_t(std::ceil(2.0 * S * f.wire_factor[int(trace::CollProto::ll128)])));
+  const auto chosen = trace::plan_collective(trace::KernelKind::all_reduce, S, 8, f);
+  EXPECT_LE(chosen.predicted_us, std::min(tree.predicted_us, ring.predicted_us));
+  const uint64_t half_mib = 512ull << 10;
+  const auto tree_ll = pinned(half_mib, trace::CollAlgo::tree, trace::CollProto::ll);
+  EXPECT_NEAR(tree_ll.predicted_us, tree_ll.latency_us + 2.0 * half_mib / (B * 0.92 / 3.8 * 0.4), 0.01);
+  // Ring LL: half the links, as its wire bytes are double.
+  const auto ring_ll = pinned(half_mib, trace::CollAlgo::ring, trace::CollProto::ll);
+  EXPECT_NEAR(ring_ll.predicted_us, ring_ll.latency_us + 14.0 / 8 * half_mib / (B * 0.5), 0.01);
+}
+
 TEST(CollectivePlan, BlackwellInOneDomainRunsTwentyFourNvlsChannels) {
   auto doc = config::Document::load_file(std::string(INDEXSIM_TEST_DATA) + "/../../configs/hardware/b200.yaml");
   const auto f = trace::read_fabric_limits(doc->root());

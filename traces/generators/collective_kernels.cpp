@@ -57,6 +57,20 @@ Movement movement(KernelKind op, CollAlgo a, uint32_t n, const FabricLimits& f) 
   throw std::invalid_argument(std::string("not a collective: ") + to_string(op));
 }
 
+// The bandwidth NCCL expects of a choice, as a share of the links' (tuning.cc's model refinements
+// and ncclTopoGetAlgoTime's tree correction at floor(log2(bytes / 64))).
+double nccl_share(CollAlgo a, CollProto p, uint64_t bytes, const FabricLimits& f) {
+  if (a == CollAlgo::nvls) return 1;  // its efficiency is in its wire bytes already
+  double share = f.nccl_share[int(a)][int(p)];
+  const auto& corr = f.tree_correction[int(p)];
+  if (a == CollAlgo::tree && !corr.empty()) {
+    int i = -1;
+    for (uint64_t v = bytes >> 6; v; v >>= 1) ++i;
+    if (i < int(corr.size())) share *= corr[std::max(i, 0)];
+  }
+  return share;
+}
+
 double latency_us(CollAlgo a, CollProto p, uint32_t steps, uint32_t n, const FabricLimits& f) {
   // NCCL's model (tuning.cc): a ring pays a step latency per step; a chain 2(n-1) hops; NVLS one
   // switch operation, with no base term.
@@ -168,6 +182,19 @@ FabricLimits read_fabric_limits(const config::Node& hw) {
   read_triple(c, "wire_bytes_per_payload_byte", f.wire_factor);
   for (int p = 0; p < kCollProtos; ++p)
     if (f.wire_factor[p] < 1) c.fail("wire_bytes_per_payload_byte", std::to_string(f.wire_factor[p]), "each at least 1");
+  const config::Node share = c.child("nccl_bandwidth_share");
+  for (int a : {int(CollAlgo::ring), int(CollAlgo::tree)}) {
+    read_triple(share, kAlgoNames[a], f.nccl_share[a]);
+    for (int p = 0; p < kCollProtos; ++p)
+      if (f.nccl_share[a][p] <= 0 || f.nccl_share[a][p] > 1)
+        share.fail(kAlgoNames[a], std::to_string(f.nccl_share[a][p]), "each in (0, 1]");
+  }
+  const config::Node corr = c.child("tree_correction");
+  for (int p = 0; p < kCollProtos; ++p) {
+    f.tree_correction[p] = corr.req_list<double>(kProtoNames[p], Rule::range(0.01, 1));
+    if (f.tree_correction[p].empty() || f.tree_correction[p].size() > 64)
+      corr.fail(kProtoNames[p], std::to_string(f.tree_correction[p].size()) + " values", "1 to 64 values, one per power of two from 64 B");
+  }
   double v[kCollProtos];
   read_triple(c, "threads", v);
   for (int p = 0; p < kCollProtos; ++p) f.threads[p] = uint32_t(v[p]);
@@ -215,7 +242,7 @@ CollectivePlan plan_collective(KernelKind op, uint64_t bytes, uint32_t gpus, con
       c.in_bytes = uint64_t(std::ceil(double(bytes) * m.in));
       c.out_bytes = uint64_t(std::ceil(double(bytes) * m.out));
       c.latency_us = latency_us(algo, proto, m.steps, gpus, f);
-      c.predicted_us = c.latency_us + double(c.wire_bytes) / (f.total_GBps() * 1e3);
+      c.predicted_us = c.latency_us + double(bytes) * m.wire / (f.total_GBps() * nccl_share(algo, proto, bytes, f) * 1e3);
       if (algo == CollAlgo::nvls) {
         // NVLS runs its own channels, and channel c's first iteration starts c x gpus x chunk
         // into the message: those past its end have nothing to do.

@@ -10,7 +10,8 @@
 // peers' handshakes: the library's latency model (a base per operation plus one term per step).
 //
 // The algorithm and protocol are NCCL's choice (tuning.cc): the least predicted time,
-// latency + bytes / bandwidth, over those the fabric supports, unless the hardware file pins one.
+// latency + bytes / the bandwidth NCCL's own model expects (its refinements per protocol, its tree
+// correction), over those the fabric supports, unless the hardware file pins one.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,7 @@ struct CollectivePlan {
   uint64_t wire_bytes = 0;       // bytes this GPU puts on its links, protocol overhead included
   uint64_t in_bytes = 0, out_bytes = 0;  // local input read and output written
   double latency_us = 0;         // the library's latency term: the kernel's wait
-  double predicted_us = 0;       // latency + wire bytes over the links: the library's estimate
+  double predicted_us = 0;       // latency + bytes over the bandwidth NCCL expects: its estimate, which it chooses by
 };
 
 // `op` is all_reduce, all_gather, reduce_scatter or all_to_all; `bytes` the message size as
