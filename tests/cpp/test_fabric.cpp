@@ -4,7 +4,8 @@
 //    their last byte is on the wire; a load completes a switch round trip later.
 //  - The plans (NCCL's model): a ring all-reduce of S bytes over n GPUs sends 2(n-1)/n S and waits
 //    base + 2(n-1) step latencies; NVLS sends S (times its wire factor), about half; an all-to-all
-//    sends (n-1)/n S.
+//    sends (n-1)/n S. NVLS runs NCCL's own channels and chunks; NCCL chooses by its own expected
+//    bandwidth (its refinements per protocol, its tree correction), not by the wire bytes.
 //  - Simulated: a large ring all-reduce takes 2(n-1)/n S / B plus its latency terms; an all-to-all
 //    is bounded by the per-GPU link bandwidth.
 #include <gtest/gtest.h>
