@@ -56,7 +56,7 @@ int bench_memory(const Args& args) {
       .option("--outstanding N", "requests in flight per requester (default 64)")
       .option("--bytes B", "bytes a request (default 64)")
       .option("--footprint-MiB F", "a pattern's address range (default: the target's capacity)")
-      .option("--write-fraction W", "share of writes, 0 to 1 (default 0; mix: 1/3)")
+      .option("--write-fraction W", "share of writes, 0 to 1, drawn at random (default 0; mix: 1/3; not a chase)")
       .option("--seed S", "a pattern's seed (default 1)")
       .repeated("--set K=V", "hardware.K=V: override one hardware key")
       .flag("--json", "print JSON")
@@ -88,6 +88,9 @@ int bench_memory(const Args& args) {
     spec.write_fraction = ap.f64("--write-fraction", spec.pattern == sim::BenchPattern::Mix ? 1.0 / 3.0 : 0.0);
     if (spec.write_fraction > 1)
       throw std::invalid_argument("--write-fraction = " + std::to_string(spec.write_fraction) + ": a share, at most 1");
+    if (spec.write_fraction > 0 && spec.pattern == sim::BenchPattern::PointerChase)
+      throw std::invalid_argument("--write-fraction = " + std::to_string(spec.write_fraction) +
+                                  ": a pointer chase only reads (its next address comes from its load)");
   }
   std::string target = ap.value("--target");  // default: the first region of the address map
   spec.requesters = ap.u32("--requesters", 132);

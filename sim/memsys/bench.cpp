@@ -93,16 +93,16 @@ model::MemRequest PatternRequests::next(uint64_t id, uint32_t source) {
   req.id = id;
   req.bytes = s_.bytes;
   req.source = source;
-  req.write = false;
   switch (s_.pattern) {
-    case BenchPattern::Stream: req.addr = unit_ * s_.bytes; break;
-    case BenchPattern::Mix:
-      req.addr = unit_ * s_.bytes;
-      req.write = static_cast<double>(next_rand() >> 11) * 0x1.0p-53 < s_.write_fraction;
-      break;
+    case BenchPattern::Stream:
+    case BenchPattern::Mix: req.addr = unit_ * s_.bytes; break;
     case BenchPattern::Random:
     case BenchPattern::PointerChase: req.addr = (next_rand() % units_) * s_.bytes; break;
   }
+  // Every pattern but the chase (whose next address comes from its load) writes its share; a
+  // draw only when there is a share, so that a read-only pattern's addresses stay as they were.
+  req.write = s_.write_fraction > 0 && s_.pattern != BenchPattern::PointerChase &&
+              static_cast<double>(next_rand() >> 11) * 0x1.0p-53 < s_.write_fraction;
   req.addr += s_.base;
   if (++unit_ == units_) unit_ = 0;
   return req;

@@ -34,7 +34,7 @@ struct BenchSpec {
   uint64_t seed = 1;
   uint64_t base = 0;             // first address of the footprint (a region base)
   uint64_t footprint_bytes = 0;  // addresses lie in [base, base + footprint)
-  double write_fraction = 0;     // mix: share of writes
+  double write_fraction = 0;     // share of writes, drawn per request (every pattern but the chase)
   model::Tick start_ps = 0;      // a second run on the same device starts where the first ended
 };
 

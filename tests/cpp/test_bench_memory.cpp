@@ -84,6 +84,27 @@ TEST(BenchMemory, SameSeedSameResultsOtherSeedOtherAddresses) {
   EXPECT_NE(run(11), run(12));
 }
 
+// --write-fraction W makes each request of a stream or a random load a write with probability W
+// (it was read only by the mix, and silently ignored by the others); a chase stays reads.
+TEST(BenchMemory, EveryPatternButTheChaseWritesItsShare) {
+  FixedLatencyMemory mem(D);
+  const auto writes = [&](BenchPattern p, double w) {
+    BenchSpec s;
+    s.pattern = p;
+    s.requests = 4000;
+    s.requesters = 4;
+    s.outstanding = 4;
+    s.write_fraction = w;
+    s.footprint_bytes = 1 << 20;
+    return run_memory_bench(mem, s).writes;
+  };
+  EXPECT_EQ(writes(BenchPattern::Stream, 1.0), 4000u);
+  EXPECT_EQ(writes(BenchPattern::Stream, 0.0), 0u);
+  const double half = double(writes(BenchPattern::Random, 0.5)) / 4000;
+  EXPECT_NEAR(half, 0.5, 0.05);  // 4000 draws: the standard deviation of the share is 0.008
+  EXPECT_EQ(writes(BenchPattern::PointerChase, 0.0), 0u);
+}
+
 TEST(BenchMemory, H200StreamBeatsRandomAndTheRowHitRateSaysWhy) {
   auto doc = indexsim::config::Document::load_file(hw("h200"));
   auto root = doc->root();
