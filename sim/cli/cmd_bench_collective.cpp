@@ -18,7 +18,8 @@ namespace indexsim::cli {
 namespace {
 
 const char* kFooter =
-    "OP: all_reduce, all_gather, reduce_scatter, alltoall (NCCL), dispatch, combine (DeepEP intranode).\n"
+    "OP: all_reduce, all_gather, reduce_scatter, alltoall (NCCL), dispatch, combine (DeepEP intranode;\n"
+    "--low-latency: its low-latency kernels over NVLink).\n"
     "Sizes are nccl-tests' (the whole buffer; K, M, G suffixes); busbw = algbw x 2(n-1)/n (all_reduce)\n"
     "or (n-1)/n. Pin NCCL's choice with --set collectives.algorithm=ring|tree|nvls,\n"
     "collectives.protocol=ll|ll128|simple. --host-us-per-gpu X compares with nccl-tests run as one thread\n"
@@ -61,6 +62,7 @@ int bench_collective(const Args& args) {
       .option("--topk K", "dispatch, combine: experts a token goes to")
       .option("--experts E", "dispatch, combine: routed experts")
       .option("--skew S", "dispatch, combine: routing skew (0: uniform)")
+      .flag("--low-latency", "dispatch, combine: DeepEP's low-latency kernels (one message a token and expert)")
       .option("--host-us-per-gpu X", "NCCL collectives: the host's cost a GPU of a one-thread -g G loop (default 0: none)")
       .repeated("--set K=V", "hardware.K=V: override one hardware key")
       .flag("--detailed", "the detailed mode (default: fast)")
@@ -79,7 +81,7 @@ int bench_collective(const Args& args) {
   const bool json = ap.has("--json");
   const bool ep = op == "ep_dispatch" || op == "ep_combine";
   if (ep) ap.only_for({"--bytes", "--min-bytes", "--max-bytes", "--factor"}, "NCCL collectives, not to " + op);
-  else ap.only_for({"--tokens", "--hidden", "--topk", "--experts", "--skew"}, "dispatch and combine, not to " + op);
+  else ap.only_for({"--tokens", "--hidden", "--topk", "--experts", "--skew", "--low-latency"}, "dispatch and combine, not to " + op);
   if (ep) ap.only_for({"--host-us-per-gpu"}, "NCCL collectives, not to " + op);
   sim::Harness loop;
   loop.name = "--host-us-per-gpu";
@@ -91,6 +93,7 @@ int bench_collective(const Args& args) {
   if (ep) {
     for (const char* k : {"tokens", "hidden", "topk", "experts", "skew"})
       if (ap.has(std::string("--") + k)) ep_keys += std::string(k) + ": " + ap.value(std::string("--") + k) + "\n";
+    if (ap.has("--low-latency")) ep_keys += "low_latency: true\n";
     sizes.push_back(0);
   } else if (ap.has("--bytes")) {
     sizes.push_back(parse_size("--bytes", ap.value("--bytes")));

@@ -30,8 +30,8 @@ constexpr KernelShapeKeys kKernelShapes[] = {
     {"all_gather", "bytes gpus"},
     {"reduce_scatter", "bytes gpus"},
     {"all_to_all", "bytes gpus"},
-    {"ep_dispatch", "tokens hidden topk experts gpus [skew] (DeepEP intranode normal, FP8)"},
-    {"ep_combine", "tokens hidden topk experts gpus [skew] (DeepEP intranode normal, BF16)"},
+    {"ep_dispatch", "tokens hidden topk experts gpus [skew] [low_latency: true|false] (DeepEP intranode normal or low-latency, FP8)"},
+    {"ep_combine", "tokens hidden topk experts gpus [skew] [low_latency: true|false] (DeepEP intranode normal or low-latency, BF16)"},
 };
 
 trace::KernelKind collective_kind(const std::string& k) { return trace::kernel_kind(k); }
@@ -107,6 +107,7 @@ KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape
     e.experts = shape.req<uint32_t>("experts", Rule::range(1, 1 << 16));
     e.gpus = c.gpus = shape.req<uint32_t>("gpus", Rule::range(2, 1024));
     e.load_skew = shape.opt<double>("skew", 1.0, Rule::range(1, 1024));
+    e.low_latency = shape.opt<bool>("low_latency", false);
     if (e.experts % e.gpus) shape.fail("experts", std::to_string(e.experts), "must divide over gpus (" + std::to_string(e.gpus) + ")");
     if (e.topk > e.experts) shape.fail("topk", std::to_string(e.topk), "must be at most experts");
   } else {

@@ -274,6 +274,35 @@ TEST(CollectiveSim, DeepEpDispatchCountsTheTokensARankReceives) {
   EXPECT_NEAR(double(e.received_bytes()), 2 * 4096 * e.expected_ranks() * e.token_bytes(), 1.0);
 }
 
+// DeepEP's low-latency kernels: T x k messages (not deduplicated by rank) of H + H/128 x 4 + 16 B
+// (dispatch) or 2H (combine); ceil(E / ceil(E / SMs)) CTAs of 1024 threads; a send kernel whose
+// remote stores are (n-1)/n of the messages, then a receive kernel after it (the grid barrier).
+TEST(CollectiveSim, DeepEpLowLatencySendsAMessageATokenAndExpertInTwoPhases) {
+  trace::ExpertParallelShape e;
+  e.tokens = 128, e.hidden = 7168, e.topk = 8, e.experts = 256, e.gpus = 8, e.low_latency = true;
+  const uint64_t msg = 7168 + 7168 / 128 * 4 + 16;
+  EXPECT_EQ(e.token_bytes(), msg);
+  EXPECT_EQ(e.received_bytes(), 128u * 8 * msg);
+  auto lim = test::hopper_limits();
+  lim.units = 132;
+  for (const auto op : {trace::KernelKind::ep_dispatch, trace::KernelKind::ep_combine}) {
+    e.op = op;
+    const uint64_t m = op == trace::KernelKind::ep_dispatch ? msg : 2 * 7168;
+    const auto t = trace::emulate_expert_parallel(e, lim);
+    ASSERT_EQ(t.kernels.size(), 2u) << trace::to_string(op);
+    EXPECT_EQ(t.kernels[0].grid[0], 128u);  // 256 experts, 2 warp groups an SM of 132
+    EXPECT_EQ(t.kernels[0].block[0], 1024u);
+    EXPECT_EQ(t.kernels[1].deps, std::vector<uint32_t>{t.kernels[0].id});
+    uint64_t wire = 0;
+    for (const auto& a : t.accesses)
+      if (a.kernel == t.kernels[0].id && a.write && t.tensors[a.tensor].cls == trace::TensorClass::peer) wire += a.total_bytes();
+    EXPECT_NEAR(double(wire), 128.0 * 8 * m * 7 / 8, 128.0 * 16) << trace::to_string(op);
+  }
+  // The normal kernels' emitter refuses a low-latency shape rather than running it as normal.
+  trace::detail::Builder b;
+  EXPECT_THROW(trace::emit_expert_parallel(b, e, lim.fabric, trace::make_comm_buffers(b, "x", -1)), std::invalid_argument);
+}
+
 TEST(StepCommunication, EveryLayerAllReducesAndTheLogitsAreGathered) {
   trace::ModelShape m;
   const auto t = decode_step("glm-5", {}, &m);

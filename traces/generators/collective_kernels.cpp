@@ -281,7 +281,7 @@ uint32_t emit_collective(Builder& b, const CollectiveShape& s, const FabricLimit
   b.k(k).flops[int(Precision::simt)] =
       s.op == KernelKind::all_reduce || s.op == KernelKind::reduce_scatter ? double(s.bytes) / 2 * (s.gpus - 1) / s.gpus : 0;
   const uint32_t c = p.channels;
-  ChannelTraffic t;
+  ChannelTraffic t{};
   t.in = ceil_div(p.in_bytes, c);
   t.wire = ceil_div(p.wire_bytes, c);
   t.out = ceil_div(p.out_bytes, c);
@@ -302,12 +302,15 @@ double ExpertParallelShape::expected_ranks() const {
 }
 
 uint64_t ExpertParallelShape::token_bytes() const {
-  // DeepEP: dispatch in FP8 with one FP32 scale per 128 values, combine in BF16.
-  return op == KernelKind::ep_dispatch ? hidden + ceil_div(hidden, 128) * 4 : 2 * hidden;
+  // DeepEP: dispatch in FP8 with one FP32 scale per 128 values, combine in BF16. A low-latency
+  // dispatch message leads with an int4 of the token's source index (internode_ll.cu).
+  if (op != KernelKind::ep_dispatch) return 2 * hidden;
+  return hidden + ceil_div(hidden, 128) * 4 + (low_latency ? 16 : 0);
 }
 
 uint64_t ExpertParallelShape::received_bytes() const {
-  return uint64_t(std::llround(double(tokens) * expected_ranks() * double(token_bytes()) * load_skew));
+  const double copies = low_latency ? double(topk) : expected_ranks();
+  return uint64_t(std::llround(double(tokens) * copies * double(token_bytes()) * load_skew));
 }
 
 uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const FabricLimits& f, const CommBuffers& buf,
@@ -315,6 +318,7 @@ uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const Fa
   check_group(e.gpus, f, to_string(e.op));
   if (e.op != KernelKind::ep_dispatch && e.op != KernelKind::ep_combine)
     throw std::invalid_argument(std::string("not an expert-parallel kernel: ") + to_string(e.op));
+  if (e.low_latency) throw std::invalid_argument(e.name + ": a low-latency shape goes to emit_expert_parallel_low_latency");
   if (e.tokens == 0 || e.hidden == 0) throw std::invalid_argument(e.name + ": no tokens or no hidden size");
   if (e.experts % e.gpus) throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts do not divide over " + std::to_string(e.gpus) + " GPUs");
   if (e.load_skew < 1) throw std::invalid_argument(e.name + ": load skew " + std::to_string(e.load_skew) + " below 1");
@@ -334,7 +338,7 @@ uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const Fa
   const uint64_t recv = e.received_bytes();
   const uint64_t wire = uint64_t(std::llround(double(recv) * (e.gpus - 1) / e.gpus));
   const uint64_t own = e.tokens * e.token_bytes();
-  ChannelTraffic t;
+  ChannelTraffic t{};
   t.in = ceil_div(e.op == KernelKind::ep_dispatch ? own : recv, ctas);
   t.out = ceil_div(e.op == KernelKind::ep_dispatch ? recv : own, ctas);
   t.wire = ceil_div(wire, ctas);
@@ -344,6 +348,64 @@ uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const Fa
   t.fifo = f.fifo_bytes[int(CollProto::simple)];
   emit_channels(b, k, ctas, t, buf);
   return k;
+}
+
+uint32_t emit_expert_parallel_low_latency(Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits,
+                                          const CommBuffers& buf, const std::vector<uint32_t>& deps, uint32_t stream) {
+  const FabricLimits& f = limits.fabric;
+  check_group(e.gpus, f, to_string(e.op));
+  if (e.op != KernelKind::ep_dispatch && e.op != KernelKind::ep_combine)
+    throw std::invalid_argument(std::string("not an expert-parallel kernel: ") + to_string(e.op));
+  if (e.tokens == 0 || e.hidden == 0) throw std::invalid_argument(e.name + ": no tokens or no hidden size");
+  if (e.experts % e.gpus) throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts do not divide over " + std::to_string(e.gpus) + " GPUs");
+  if (e.load_skew < 1) throw std::invalid_argument(e.name + ": load skew " + std::to_string(e.load_skew) + " below 1");
+  // DeepEP's low-latency launch (csrc/kernels/internode_ll.cu, dispatch() and combine()): warp
+  // groups of an SM = ceil(experts / SMs), 32 / groups warps each, ceil(experts / groups) CTAs of
+  // 1024 threads (__launch_bounds__(1024, 1)); one warp group answers for one expert.
+  const uint32_t groups = uint32_t(ceil_div(e.experts, limits.units));
+  if (groups > 16) throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts over " + std::to_string(limits.units) + " SMs need more than 16 warp groups an SM");
+  const uint32_t ctas = uint32_t(ceil_div(e.experts, groups));
+  KernelShape ks;
+  ks.threads = groups * (32 / groups) * 32;
+  ks.smem_bytes = 1024;
+  ks.regs_per_thread = 64;
+  const double pairs = double(e.tokens) * e.topk * e.load_skew;  // (token, expert) messages
+  const double remote = double(e.gpus - 1) / e.gpus;
+  const uint64_t msg = e.token_bytes(), bf16 = 2 * e.hidden;
+  const uint64_t fp8 = e.hidden + ceil_div(e.hidden, 128) * 4;
+  ChannelTraffic send{}, recv{};
+  if (e.op == KernelKind::ep_dispatch) {
+    // Send: each token read once in BF16 and cast into the send buffer; a warp per top-k expert
+    // reads the message back and stores it into the expert's rank (its own: a local store).
+    send.in = ceil_div(uint64_t(double(e.tokens) * bf16 + pairs * msg), ctas);
+    send.wire = ceil_div(uint64_t(pairs * msg * remote), ctas);
+    send.out = ceil_div(uint64_t(double(e.tokens) * msg + pairs * msg / e.gpus), ctas);
+    // Receive: each (expert, source rank) pair's messages are copied out of the receive buffer
+    // into the expert's packed input (FP8 values and scales).
+    recv.incoming = ceil_div(uint64_t(pairs * msg), ctas);
+    recv.out = ceil_div(uint64_t(pairs * fp8), ctas);
+  } else {
+    // Send: each expert's outputs (BF16) go back to their tokens' ranks.
+    send.in = ceil_div(uint64_t(pairs * bf16), ctas);
+    send.wire = ceil_div(uint64_t(pairs * bf16 * remote), ctas);
+    send.out = ceil_div(uint64_t(pairs * bf16 / e.gpus), ctas);
+    // Receive: a token's top-k outputs read from the receive buffer, weighted and summed.
+    recv.incoming = ceil_div(uint64_t(pairs * bf16), ctas);
+    recv.out = ceil_div(e.tokens * bf16, ctas);
+  }
+  recv.fifo = recv.incoming;  // the receive buffer holds every message: read once, not a ring
+  const uint32_t s = b.kernel(e.name + ".send", e.op, e.layer, {ctas, 1, 1}, ks, deps, stream);
+  // The send phase ends with a release (its stores acknowledged: a switch round trip) before the
+  // counts or flags go out; the receivers see them one way later, past the grid barrier.
+  b.k(s).wait_ns = uint64_t(std::llround(2 * f.switch_latency_ns));
+  b.k(s).double_buffered = false;
+  emit_channels(b, s, ctas, send, buf);
+  const uint32_t r = b.kernel(e.name + ".recv", e.op, e.layer, {ctas, 1, 1}, ks, {s}, stream);
+  b.k(r).wait_ns = uint64_t(std::llround(f.switch_latency_ns));
+  b.k(r).double_buffered = false;
+  if (e.op == KernelKind::ep_combine) b.k(r).flops[int(Precision::simt)] = 2.0 * pairs * double(e.hidden);
+  emit_channels(b, r, ctas, recv, buf);
+  return r;
 }
 
 TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limits) {
@@ -361,10 +423,15 @@ TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limit
 
 TraceData emulate_expert_parallel(const ExpertParallelShape& e, const LaunchLimits& limits) {
   Builder b;
-  emit_expert_parallel(b, e, limits.fabric, make_comm_buffers(b, e.name, e.layer));
+  const CommBuffers buf = make_comm_buffers(b, e.name, e.layer);
+  if (e.low_latency)
+    emit_expert_parallel_low_latency(b, e, limits, buf);
+  else
+    emit_expert_parallel(b, e, limits.fabric, buf);
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", to_string(e.op)},
                   {"tokens", e.tokens}, {"hidden", e.hidden}, {"gpus", e.gpus},
-                  {"launch", {{"library", "deepep"}, {"kernel", "intranode normal"}, {"ctas", limits.fabric.ep_sms},
+                  {"launch", {{"library", "deepep"}, {"kernel", e.low_latency ? "low latency (NVLink)" : "intranode normal"},
+                              {"ctas", b.t.kernels.front().grid[0]}, {"threads", b.t.kernels.front().block[0]},
                               {"expected_ranks", e.expected_ranks()}, {"received_bytes", e.received_bytes()}}}};
   return std::move(b.t);
 }

@@ -73,20 +73,31 @@ uint32_t emit_collective(detail::Builder& b, const CollectiveShape& c, const Fab
 // DeepEP's intranode normal kernels: every token goes once to every rank that holds one of its
 // top-k experts (dispatch, FP8 with a scale per 128 values), and comes back from each (combine,
 // BF16, reduced at its rank). Routing is uniform: a token reaches `expected_ranks` distinct ranks.
+//
+// Low-latency kernels (DeepEP's decode path, intranode over NVLink: `low_latency`): every (token,
+// expert) pair is a message of its own, not deduplicated by rank, and the kernel runs in two
+// phases across a grid barrier; they are emitted as two kernels, the second after the first.
 struct ExpertParallelShape {
   KernelKind op = KernelKind::ep_dispatch;  // ep_dispatch or ep_combine
   uint64_t tokens = 0;                      // this rank's tokens
   uint64_t hidden = 0;
   uint32_t topk = 8, experts = 256, gpus = 8;
   double load_skew = 1.0;                   // the busiest rank receives this multiple of the mean
+  bool low_latency = false;
   std::string name = "ep_dispatch";
   int layer = -1;
   double expected_ranks() const;            // distinct ranks a token's top-k experts live on
-  uint64_t token_bytes() const;             // FP8 + scales (dispatch) or BF16 (combine)
-  uint64_t received_bytes() const;          // token bytes this rank receives, its own included
+  // One token's bytes: FP8 + scales (dispatch; low latency: and a 16-byte header) or BF16 (combine).
+  uint64_t token_bytes() const;
+  // Token bytes this rank receives, its own included (low latency: one message a pair).
+  uint64_t received_bytes() const;
 };
 uint32_t emit_expert_parallel(detail::Builder& b, const ExpertParallelShape& e, const FabricLimits& f,
                               const CommBuffers& buf, const std::vector<uint32_t>& deps = {}, uint32_t stream = 0);
+// The low-latency pair of kernels, shaped from the SM count as DeepEP's launch is; returns the second.
+uint32_t emit_expert_parallel_low_latency(detail::Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits,
+                                          const CommBuffers& buf, const std::vector<uint32_t>& deps = {},
+                                          uint32_t stream = 0);
 
 // One collective alone, as `indexsim bench collective` and the published cases run it.
 TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limits);
