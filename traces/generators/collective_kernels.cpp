@@ -103,6 +103,15 @@ void check_group(uint32_t gpus, const FabricLimits& f, const char* what) {
                                 " (fabric.gpus_per_switch_domain); traffic between domains (NICs) is not modelled");
 }
 
+void check_expert_parallel(const ExpertParallelShape& e, const FabricLimits& f) {
+  check_group(e.gpus, f, to_string(e.op));
+  if (e.op != KernelKind::ep_dispatch && e.op != KernelKind::ep_combine)
+    throw std::invalid_argument(std::string("not an expert-parallel kernel: ") + to_string(e.op));
+  if (e.tokens == 0 || e.hidden == 0) throw std::invalid_argument(e.name + ": no tokens or no hidden size");
+  if (e.experts % e.gpus) throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts do not divide over " + std::to_string(e.gpus) + " GPUs");
+  if (e.load_skew < 1) throw std::invalid_argument(e.name + ": load skew " + std::to_string(e.load_skew) + " below 1");
+}
+
 // A contiguous run of `bytes` per CTA at `base`, CTA c `cta_stride` further; nothing when empty.
 void run(Builder& b, uint32_t k, uint32_t tensor, bool write, uint32_t ctas, uint64_t bytes, uint64_t base,
          uint64_t cta_stride) {
@@ -315,13 +324,8 @@ uint64_t ExpertParallelShape::received_bytes() const {
 
 uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const FabricLimits& f, const CommBuffers& buf,
                               const std::vector<uint32_t>& deps, uint32_t stream) {
-  check_group(e.gpus, f, to_string(e.op));
-  if (e.op != KernelKind::ep_dispatch && e.op != KernelKind::ep_combine)
-    throw std::invalid_argument(std::string("not an expert-parallel kernel: ") + to_string(e.op));
+  check_expert_parallel(e, f);
   if (e.low_latency) throw std::invalid_argument(e.name + ": a low-latency shape goes to emit_expert_parallel_low_latency");
-  if (e.tokens == 0 || e.hidden == 0) throw std::invalid_argument(e.name + ": no tokens or no hidden size");
-  if (e.experts % e.gpus) throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts do not divide over " + std::to_string(e.gpus) + " GPUs");
-  if (e.load_skew < 1) throw std::invalid_argument(e.name + ": load skew " + std::to_string(e.load_skew) + " below 1");
   // DeepEP intranode kernels: 768 threads, 8 KiB of TMA buffer a warp (csrc/kernels/intranode.cu);
   // ep_sms CTAs, a sender and a receiver per channel.
   KernelShape ks;
@@ -353,17 +357,14 @@ uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const Fa
 uint32_t emit_expert_parallel_low_latency(Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits,
                                           const CommBuffers& buf, const std::vector<uint32_t>& deps, uint32_t stream) {
   const FabricLimits& f = limits.fabric;
-  check_group(e.gpus, f, to_string(e.op));
-  if (e.op != KernelKind::ep_dispatch && e.op != KernelKind::ep_combine)
-    throw std::invalid_argument(std::string("not an expert-parallel kernel: ") + to_string(e.op));
-  if (e.tokens == 0 || e.hidden == 0) throw std::invalid_argument(e.name + ": no tokens or no hidden size");
-  if (e.experts % e.gpus) throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts do not divide over " + std::to_string(e.gpus) + " GPUs");
-  if (e.load_skew < 1) throw std::invalid_argument(e.name + ": load skew " + std::to_string(e.load_skew) + " below 1");
+  check_expert_parallel(e, f);
   // DeepEP's low-latency launch (csrc/kernels/internode_ll.cu, dispatch() and combine()): warp
   // groups of an SM = ceil(experts / SMs), 32 / groups warps each, ceil(experts / groups) CTAs of
   // 1024 threads (__launch_bounds__(1024, 1)); one warp group answers for one expert.
   const uint32_t groups = uint32_t(ceil_div(e.experts, limits.units));
-  if (groups > 16) throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts over " + std::to_string(limits.units) + " SMs need more than 16 warp groups an SM");
+  if (groups > 14)  // its receive phase asserts fewer than 15 warp groups an SM
+    throw std::invalid_argument(e.name + ": " + std::to_string(e.experts) + " experts over " + std::to_string(limits.units) +
+                                " SMs need " + std::to_string(groups) + " warp groups an SM; DeepEP's kernels take at most 14");
   const uint32_t ctas = uint32_t(ceil_div(e.experts, groups));
   KernelShape ks;
   ks.threads = groups * (32 / groups) * 32;
