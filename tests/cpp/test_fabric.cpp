@@ -321,17 +321,33 @@ TEST(StepCommunication, EveryLayerAllReducesAndTheLogitsAreGathered) {
   EXPECT_EQ(ep, 0u);
 }
 
+// With data-parallel attention every MoE layer dispatches and combines. A decode step uses DeepEP's
+// low-latency kernels by default (two kernels each: send, receive), a prefill chunk its normal ones
+// (one each); `expert_parallel_kernels: normal` makes decode use the normal ones too.
 TEST(StepCommunication, DataParallelAttentionDispatchesAndCombinesEveryMoeLayer) {
+  const auto count = [](const trace::TraceData& t, trace::KernelKind kind) {
+    size_t n = 0;
+    for (const auto& k : t.kernels) n += k.kind == kind;
+    return n;
+  };
   trace::ModelShape m;
   const auto t = decode_step("deepseek-v3.2", {"deployment.attention_tensor_parallel=1"}, &m);
-  size_t moe = 0, d = 0, c = 0;
+  size_t moe = 0;
   for (const auto& l : m.layers) moe += l.mlp == trace::MlpKind::moe;
-  for (const auto& k : t.kernels) {
-    d += k.kind == trace::KernelKind::ep_dispatch;
-    c += k.kind == trace::KernelKind::ep_combine;
-  }
-  EXPECT_EQ(d, moe);
-  EXPECT_EQ(c, moe);
+  EXPECT_EQ(count(t, trace::KernelKind::ep_dispatch), 2 * moe);
+  EXPECT_EQ(count(t, trace::KernelKind::ep_combine), 2 * moe);
+  const auto normal = decode_step("deepseek-v3.2", {"deployment.attention_tensor_parallel=1",
+                                                    "deployment.expert_parallel_kernels=normal"});
+  EXPECT_EQ(count(normal, trace::KernelKind::ep_dispatch), moe);
+  EXPECT_EQ(count(normal, trace::KernelKind::ep_combine), moe);
+  auto doc = config::Document::load_file(test::workload_file("deepseek-v3.2"));
+  doc->set("deployment.attention_tensor_parallel=1");
+  trace::StepParams p;
+  p.phase = trace::Phase::prefill;
+  p.context = 4096;
+  p.chunk_tokens = 512;
+  const auto prefill = trace::emulate_step(trace::load_model_shape(doc->root()), p, test::hopper_limits());
+  EXPECT_EQ(count(prefill, trace::KernelKind::ep_dispatch), moe);
 }
 
 TEST(StepCommunication, MoreGpusThanTheFabricConnectsIsRefusedNamingTheKey) {

@@ -508,7 +508,12 @@ class StepEmulator {
     e.load_skew = m_.deployment.expert_load_skew;
     e.name = lname(L, op == KernelKind::ep_dispatch ? "ep_dispatch" : "ep_combine");
     e.layer = L;
-    emit_expert_parallel(b_, e, lim_.fabric, comm_buffers());
+    const EpKernels kind = m_.deployment.expert_parallel_kernels;
+    e.low_latency = kind == EpKernels::low_latency || (kind == EpKernels::by_phase && p_.phase == Phase::decode);
+    if (e.low_latency)
+      emit_expert_parallel_low_latency(b_, e, lim_, comm_buffers());
+    else
+      emit_expert_parallel(b_, e, lim_.fabric, comm_buffers());
     note_activations();
   }
 

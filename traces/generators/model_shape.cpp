@@ -112,6 +112,11 @@ ModelShape load_model_shape(const Node& root) {
   m.deployment.dense_tensor_parallel = dep.req<uint32_t>("dense_tensor_parallel", Rule::power_of_two());
   m.deployment.expert_parallel = dep.req<uint32_t>("expert_parallel", Rule::power_of_two());
   m.deployment.expert_load_skew = dep.opt<double>("expert_load_skew", 1.0, Rule::range(1, 1024));
+  const std::string ep_kernels =
+      dep.opt<std::string>("expert_parallel_kernels", "by_phase", Rule::choice({"normal", "low_latency", "by_phase"}));
+  m.deployment.expert_parallel_kernels = ep_kernels == "normal"        ? EpKernels::normal
+                                         : ep_kernels == "low_latency" ? EpKernels::low_latency
+                                                                       : EpKernels::by_phase;
   for (const char* k : {"attention_tensor_parallel", "dense_tensor_parallel", "expert_parallel"}) {
     const uint32_t v = dep.req<uint32_t>(k, Rule::power_of_two());
     if (v > m.deployment.gpus) dep.fail(k, std::to_string(v), "must be <= gpus (" + std::to_string(m.deployment.gpus) + ")");

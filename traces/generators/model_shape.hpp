@@ -88,12 +88,17 @@ struct MtpShape {
   double tokens_per_step() const;
 };
 
+// Which of DeepEP's kernels carry the expert-parallel dispatch and combine: its normal kernels, its
+// low-latency ones, or, as DeepEP is meant to be used, low latency in decode and normal in prefill.
+enum class EpKernels : uint8_t { normal, low_latency, by_phase };
+
 struct DeploymentShape {
   uint32_t gpus = 1;
   uint32_t attention_tensor_parallel = 1;  // MLA heads, linear heads, output projection
   uint32_t dense_tensor_parallel = 1;      // dense MLP and shared experts
   uint32_t expert_parallel = 1;            // routed experts
   double expert_load_skew = 1.0;           // the busiest rank receives this multiple of the mean tokens
+  EpKernels expert_parallel_kernels = EpKernels::by_phase;
 };
 
 struct KernelShape {  // launch geometry of one emulated kernel class
