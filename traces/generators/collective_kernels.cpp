@@ -325,7 +325,7 @@ uint64_t ExpertParallelShape::received_bytes() const {
 uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const FabricLimits& f, const CommBuffers& buf,
                               const std::vector<uint32_t>& deps, uint32_t stream) {
   check_expert_parallel(e, f);
-  if (e.low_latency) throw std::invalid_argument(e.name + ": a low-latency shape goes to emit_expert_parallel_low_latency");
+  if (e.low_latency) throw std::invalid_argument(e.name + ": a low-latency shape goes to emit_deepep");
   // DeepEP intranode kernels: 768 threads, 8 KiB of TMA buffer a warp (csrc/kernels/intranode.cu);
   // ep_sms CTAs, a sender and a receiver per channel.
   KernelShape ks;
@@ -354,8 +354,9 @@ uint32_t emit_expert_parallel(Builder& b, const ExpertParallelShape& e, const Fa
   return k;
 }
 
-uint32_t emit_expert_parallel_low_latency(Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits,
-                                          const CommBuffers& buf, const std::vector<uint32_t>& deps, uint32_t stream) {
+namespace {
+uint32_t emit_deepep_low_latency(Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits,
+                                 const CommBuffers& buf, const std::vector<uint32_t>& deps, uint32_t stream) {
   const FabricLimits& f = limits.fabric;
   check_expert_parallel(e, f);
   // DeepEP's low-latency launch (csrc/kernels/internode_ll.cu, dispatch() and combine()): warp
@@ -368,8 +369,8 @@ uint32_t emit_expert_parallel_low_latency(Builder& b, const ExpertParallelShape&
   const uint32_t ctas = uint32_t(ceil_div(e.experts, groups));
   KernelShape ks;
   ks.threads = groups * (32 / groups) * 32;
-  ks.smem_bytes = 1024;
-  ks.regs_per_thread = 64;
+  ks.smem_bytes = 1024;      // its __shared__ counters and top-k staging: well under a KiB
+  ks.regs_per_thread = 64;   // __launch_bounds__(1024, 1): 65,536 registers over 1,024 threads
   const double pairs = double(e.tokens) * e.topk * e.load_skew;  // (token, expert) messages
   const double remote = double(e.gpus - 1) / e.gpus;
   const uint64_t msg = e.token_bytes(), bf16 = 2 * e.hidden;
@@ -408,6 +409,13 @@ uint32_t emit_expert_parallel_low_latency(Builder& b, const ExpertParallelShape&
   emit_channels(b, r, ctas, recv, buf);
   return r;
 }
+}  // namespace
+
+uint32_t emit_deepep(Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits, const CommBuffers& buf,
+                     const std::vector<uint32_t>& deps, uint32_t stream) {
+  return e.low_latency ? emit_deepep_low_latency(b, e, limits, buf, deps, stream)
+                       : emit_expert_parallel(b, e, limits.fabric, buf, deps, stream);
+}
 
 TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limits) {
   Builder b;
@@ -424,11 +432,7 @@ TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limit
 
 TraceData emulate_expert_parallel(const ExpertParallelShape& e, const LaunchLimits& limits) {
   Builder b;
-  const CommBuffers buf = make_comm_buffers(b, e.name, e.layer);
-  if (e.low_latency)
-    emit_expert_parallel_low_latency(b, e, limits, buf);
-  else
-    emit_expert_parallel(b, e, limits.fabric, buf);
+  emit_deepep(b, e, limits, make_comm_buffers(b, e.name, e.layer));
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", to_string(e.op)},
                   {"tokens", e.tokens}, {"hidden", e.hidden}, {"gpus", e.gpus},
                   {"launch", {{"library", "deepep"}, {"kernel", e.low_latency ? "low latency (NVLink)" : "intranode normal"},

@@ -94,10 +94,10 @@ struct ExpertParallelShape {
 };
 uint32_t emit_expert_parallel(detail::Builder& b, const ExpertParallelShape& e, const FabricLimits& f,
                               const CommBuffers& buf, const std::vector<uint32_t>& deps = {}, uint32_t stream = 0);
-// The low-latency pair of kernels, shaped from the SM count as DeepEP's launch is; returns the second.
-uint32_t emit_expert_parallel_low_latency(detail::Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits,
-                                          const CommBuffers& buf, const std::vector<uint32_t>& deps = {},
-                                          uint32_t stream = 0);
+// What DeepEP launches for `e`: the normal kernel above, or with `low_latency` its pair of kernels,
+// shaped from the SM count as DeepEP's launch is. Returns the last kernel.
+uint32_t emit_deepep(detail::Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits, const CommBuffers& buf,
+                     const std::vector<uint32_t>& deps = {}, uint32_t stream = 0);
 
 // One collective alone, as `indexsim bench collective` and the published cases run it.
 TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limits);

@@ -508,12 +508,8 @@ class StepEmulator {
     e.load_skew = m_.deployment.expert_load_skew;
     e.name = lname(L, op == KernelKind::ep_dispatch ? "ep_dispatch" : "ep_combine");
     e.layer = L;
-    const EpKernels kind = m_.deployment.expert_parallel_kernels;
-    e.low_latency = kind == EpKernels::low_latency || (kind == EpKernels::by_phase && p_.phase == Phase::decode);
-    if (e.low_latency)
-      emit_expert_parallel_low_latency(b_, e, lim_, comm_buffers());
-    else
-      emit_expert_parallel(b_, e, lim_.fabric, comm_buffers());
+    e.low_latency = m_.deployment.low_latency_ep(p_.phase == Phase::decode);
+    emit_deepep(b_, e, lim_, comm_buffers());
     note_activations();
   }
 

@@ -99,6 +99,9 @@ struct DeploymentShape {
   uint32_t expert_parallel = 1;            // routed experts
   double expert_load_skew = 1.0;           // the busiest rank receives this multiple of the mean tokens
   EpKernels expert_parallel_kernels = EpKernels::by_phase;
+  bool low_latency_ep(bool decode) const {
+    return expert_parallel_kernels == EpKernels::low_latency || (expert_parallel_kernels == EpKernels::by_phase && decode);
+  }
 };
 
 struct KernelShape {  // launch geometry of one emulated kernel class
