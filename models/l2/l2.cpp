@@ -52,6 +52,7 @@ L2Cache::L2Cache(const L2Params& p)
       policy_(ReplacementRegistry::instance().make(p.replacement, 1)),
       first_smallest_(policy_->evicts_first_smallest()) {
   slice_lines_.assign(p_.slices, 0);
+  for (uint32_t s = 0; s < p_.slices; ++s) slice_partition_.push_back(static_cast<uint32_t>(uint64_t{s} * p_.partitions / p_.slices));
   for (uint32_t s = 0; s < p_.slices; ++s)
     for (uint32_t m = p_.mshrs_per_slice; m-- > 0;) slices_[s].free_mshrs.push_back(s * p_.mshrs_per_slice + m);
 }
@@ -94,55 +95,76 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   // slice and its set: a 2 KiB request has 16 lines, and hashing inside the pairwise count was a
   // twentieth of a run.
   const uint32_t partition = req.source % p_.partitions;
-  Blocked& kept = blocked_[mix64(req.id) & (kBlockedEntries - 1)];
-  if (kept.used && kept.id == req.id && kept.addr == req.addr && kept.bytes == req.bytes) {
-    // Refused before because one slice could not take the lines that go home to it whatever the
-    // copies hold. A queue shrinks only when its slice serves: while that one is still as full, the
-    // answer is the same refusal, without building the request's lines again (retries are most of
-    // a memory-bound run's calls here).
-    if (kept.full_lines != 0 && slices_[kept.full_slice].queue.size() + kept.full_lines > p_.queue_depth_per_slice) {
-      ++refused_;
-      return false;
-    }
-    homes_.swap(kept.homes);
-    kept.used = false;
-  } else {
-    homes_.clear();
-    index_.of_run(first, last, homes_);
-  }
-  line_sets_ = homes_;
-  line_copy_.clear();
-  for (const SetRef& home : homes_)  // a far read's copy is looked up below
-    line_copy_.push_back(p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition ? kCopyMiss : kHome);
-  const auto refuse = [&](uint32_t full_slice) {
+  WaitingRequest* w = waiting_.find(req.id);
+  const bool known = w != nullptr && w->addr == req.addr && w->bytes == req.bytes;
+  // A queue shrinks only when its slice serves: while the witness's is as full, the answer is the
+  // same refusal (retries are most of a memory-bound run's calls here).
+  if (known && w->witness_lines != 0 &&
+      slices_[w->witness_slice].queue.size() + w->witness_lines > p_.queue_depth_per_slice) {
     ++refused_;
-    kept.used = true;
-    kept.id = req.id;
-    kept.addr = req.addr;
-    kept.bytes = req.bytes;
-    kept.homes.assign(homes_.begin(), homes_.end());
-    kept.full_slice = full_slice;
-    kept.full_lines = 0;
-    if (full_slice != kNone)
-      for (size_t i = 0; i < homes_.size(); ++i) kept.full_lines += line_copy_[i] == kHome && homes_[i].slice == full_slice;
+    return false;
+  }
+  // What a try needs that is a pure function of the request (its lines' home sets, which of them
+  // are far reads, how many lines go home to each slice whatever the copies hold) is built at its
+  // first try and kept while it waits.
+  Blocked& b = known ? blocked_[w->entry] : fresh_;
+  if (!known) {
+    b.homes.clear();
+    index_.of_run(first, last, b.homes);
+    b.kinds.clear();
+    b.home_counts.clear();
+    for (const SetRef& home : b.homes) {  // a far read's copy is looked up below
+      const bool far = p_.replicate_far_reads && !req.write && slice_partition_[home.slice] != partition;
+      b.kinds.push_back(far ? kCopyMiss : kHome);
+      if (far) continue;
+      auto it = std::find_if(b.home_counts.begin(), b.home_counts.end(), [&](const auto& c) { return c.first == home.slice; });
+      if (it == b.home_counts.end()) b.home_counts.emplace_back(home.slice, 1);
+      else ++it->second;
+    }
+  }
+  const auto refuse = [&](uint32_t slice, uint32_t lines) {
+    ++refused_;
+    if (!known) {  // its first refusal (or a request under a reused id): kept until it is taken
+      if (w == nullptr) {
+        w = &waiting_.insert(req.id);
+        if (blocked_free_.empty()) {
+          blocked_free_.push_back(static_cast<uint32_t>(blocked_.size()));
+          blocked_.emplace_back();
+        }
+        w->entry = blocked_free_.back();
+        blocked_free_.pop_back();
+      }
+      std::swap(blocked_[w->entry], fresh_);
+      w->addr = req.addr;
+      w->bytes = req.bytes;
+    }
+    w->witness_slice = slice;
+    w->witness_lines = lines;
     return false;
   };
   // The lines that go home whatever the copies hold may be enough to refuse, before any lookup.
-  if (const uint32_t full = overflowing_slice(true); full != kNone) return refuse(full);
+  for (const auto& [slice, lines] : b.home_counts)
+    if (slices_[slice].queue.size() + lines > p_.queue_depth_per_slice) return refuse(slice, lines);
+  line_sets_ = b.homes;
+  line_copy_ = b.kinds;
   for (uint64_t l = first; l <= last; ++l) {
     // A far read asks its own partition's copy set first. The tags are looked up as the request
     // arrives, apart from the slice's data pipeline: only a read the copy serves waits in that
     // slice's queue; a miss goes on to the home slice without a second wait (measured: a far hit
     // costs hit_latency_far_cycles, whichever way it went).
     if (line_copy_[l - first] == kHome) continue;
-    const SetRef c = copy_set(homes_[l - first], partition);
+    const SetRef c = copy_set(b.homes[l - first], partition);
     const uint32_t found = find(c.base, l);
     if (found != kNone && (sector_mask(req, l) & ~lines_[found].valid) == 0) {
       line_copy_[l - first] = kCopyHit;
       line_sets_[l - first] = c;
     }
   }
-  if (overflowing_slice(false) != kNone) return refuse(kNone);
+  if (overflowing_slice() != kNone) return refuse(0, 0);
+  if (w != nullptr) {
+    blocked_free_.push_back(w->entry);
+    waiting_.erase(w);
+  }
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
@@ -162,11 +184,10 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   return true;
 }
 
-uint32_t L2Cache::overflowing_slice(bool only_home) {
+uint32_t L2Cache::overflowing_slice() {
   // Refused when some slice X has queue(X) + (lines at X) > depth.
   uint32_t full = kNone;
   for (size_t i = 0; i < line_sets_.size() && full == kNone; ++i) {
-    if (only_home && line_copy_[i] != kHome) continue;
     const uint32_t s = line_sets_[i].slice;
     if (slices_[s].queue.size() + ++slice_lines_[s] > p_.queue_depth_per_slice) full = s;
   }

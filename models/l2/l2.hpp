@@ -22,6 +22,7 @@
 #include "models/common/replacement.hpp"
 #include "models/common/port.hpp"
 #include "models/l2/set_index.hpp"
+#include "models/l2/waiting_table.hpp"
 
 namespace indexsim::model {
 
@@ -128,7 +129,7 @@ class L2Cache : public FrontDevice {
 
   using SetRef = SetIndex::Ref;  // base: the set's first way in lines_
   SetRef set_of(uint64_t line) const { return index_.of(line); }
-  uint32_t partition_of(uint32_t slice) const { return static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices); }
+  uint32_t partition_of(uint32_t slice) const { return slice_partition_[slice]; }
   SetRef copy_set(SetRef home, uint32_t partition) const {  // where `partition` keeps copies of home's lines
     return index_.in_partition(home, partition, p_.partitions);
   }
@@ -179,26 +180,23 @@ class L2Cache : public FrontDevice {
   std::vector<SetRef> line_sets_;   // try_enqueue: the slice and set of each line of the request
   enum : uint8_t { kHome, kCopyHit, kCopyMiss };
   std::vector<uint8_t> line_copy_;  // try_enqueue: whether each line goes home, or to its copy, or missed it
-  // A refused request is retried at every event here (its sender waits on this device), five times
-  // an acceptance in a memory-bound prefill: its lines' home sets, a pure function of its address,
-  // are kept from its first try, in a direct-mapped table by id (a lost entry is hashed again).
+  // A refused request is retried at every event here (its sender waits on this device), tens of
+  // times an acceptance in a memory-bound kernel: what a try needs that is a pure function of the
+  // request is kept from its first refusal until it is taken (waiting_ finds it by id). A
+  // direct-mapped table of 4096 lost most of them: a GEMM keeps thousands of requests waiting.
   struct Blocked {
-    bool used = false;
-    uint64_t id = 0, addr = 0;
-    uint32_t bytes = 0;
-    std::vector<SetRef> homes;
-    // The slice whose queue refused it on the lines that go home there whatever the copies hold,
-    // and how many of them; 0 lines: refused for another reason (a copy's slice).
-    uint32_t full_slice = 0, full_lines = 0;
+    std::vector<SetRef> homes;   // each line's home slice and set
+    std::vector<uint8_t> kinds;  // kHome, or kCopyMiss for a far read (its copy looked up at each try)
+    std::vector<std::pair<uint32_t, uint32_t>> home_counts;  // (slice, lines that go home there whatever the copies hold)
   };
-  static constexpr size_t kBlockedEntries = 4096;
-  std::vector<Blocked> blocked_ = std::vector<Blocked>(kBlockedEntries);
-  std::vector<SetRef> homes_;                      // try_enqueue: each line's home slice and set
+  WaitingTable waiting_;
+  std::vector<Blocked> blocked_;                   // the kept lines of waiting requests, and free entries
+  std::vector<uint32_t> blocked_free_;
+  Blocked fresh_;                                  // try_enqueue: a first try's, kept if it is refused
+  std::vector<uint32_t> slice_partition_;          // each slice's partition
   std::vector<uint32_t> slice_lines_;              // overflowing_slice(): lines counted at each slice (0 between calls)
-  // A slice whose queue cannot take the request's lines there (line_sets_), kNone if every one can:
-  // all of the lines, or (only_home) those that go home whatever the copies hold, enough to refuse
-  // before any lookup.
-  uint32_t overflowing_slice(bool only_home);
+  // A slice whose queue cannot take the request's lines there (line_sets_), kNone if every one can.
+  uint32_t overflowing_slice();
   std::unique_ptr<ReplacementPolicy> policy_;
   bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;
