@@ -95,6 +95,13 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   // slice and its set: a 2 KiB request has 16 lines, and hashing inside the pairwise count was a
   // twentieth of a run.
   const uint32_t partition = req.source % p_.partitions;
+  // A sender that retries under a new id leaves its old entries behind: past a bound (far more
+  // than a machine keeps in flight) they are all dropped, which costs only their rebuilding.
+  if (waiting_.size() >= kMaxWaiting) {
+    waiting_.clear();
+    blocked_.clear();
+    blocked_free_.clear();
+  }
   WaitingRequest* w = waiting_.find(req.id);
   const bool known = w != nullptr && w->addr == req.addr && w->bytes == req.bytes;
   // A queue shrinks only when its slice serves: while the witness's is as full, the answer is the

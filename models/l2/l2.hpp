@@ -189,6 +189,7 @@ class L2Cache : public FrontDevice {
     std::vector<uint8_t> kinds;  // kHome, or kCopyMiss for a far read (its copy looked up at each try)
     std::vector<std::pair<uint32_t, uint32_t>> home_counts;  // (slice, lines that go home there whatever the copies hold)
   };
+  static constexpr size_t kMaxWaiting = size_t{1} << 20;
   WaitingTable waiting_;
   std::vector<Blocked> blocked_;                   // the kept lines of waiting requests, and free entries
   std::vector<uint32_t> blocked_free_;

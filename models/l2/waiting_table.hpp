@@ -61,6 +61,10 @@ class WaitingTable {
     --used_;
   }
   size_t size() const { return used_; }
+  void clear() {
+    slots_.assign(kInitialSlots, WaitingRequest{});
+    used_ = 0;
+  }
 
  private:
   static constexpr size_t kInitialSlots = 4096;  // a power of two

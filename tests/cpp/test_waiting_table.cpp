@@ -42,3 +42,15 @@ TEST(WaitingTable, FindsWhatWasInsertedThroughGrowthAndBackwardShiftDeletion) {
     EXPECT_EQ(w->addr, addr);
   }
 }
+
+TEST(WaitingTable, ClearDropsEveryEntryAndTheTableTakesNewOnes) {
+  WaitingTable t;
+  for (uint64_t id = 0; id < 10000; ++id) t.insert(id * 7919).addr = id;
+  t.clear();
+  EXPECT_EQ(t.size(), 0u);
+  for (uint64_t id = 0; id < 10000; ++id) ASSERT_EQ(t.find(id * 7919), nullptr);
+  t.insert(42).addr = 7;
+  ASSERT_NE(t.find(42), nullptr);
+  EXPECT_EQ(t.find(42)->addr, 7u);
+  EXPECT_EQ(t.size(), 1u);
+}
