@@ -141,6 +141,16 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
         w->entry = blocked_free_.back();
         blocked_free_.pop_back();
       }
+      w->inline_slices = WaitingRequest::kNotInline;
+      if (fresh_.home_counts.size() <= WaitingRequest::kInline &&
+          std::all_of(fresh_.home_counts.begin(), fresh_.home_counts.end(),
+                      [](const auto& c) { return c.first <= 0xffff && c.second <= 0xffff; })) {
+        w->inline_slices = static_cast<uint8_t>(fresh_.home_counts.size());
+        for (size_t i = 0; i < fresh_.home_counts.size(); ++i) {
+          w->home_slice[i] = static_cast<uint16_t>(fresh_.home_counts[i].first);
+          w->home_lines[i] = static_cast<uint16_t>(fresh_.home_counts[i].second);
+        }
+      }
       std::swap(blocked_[w->entry], fresh_);
       w->addr = req.addr;
       w->bytes = req.bytes;
@@ -150,8 +160,14 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     return false;
   };
   // The lines that go home whatever the copies hold may be enough to refuse, before any lookup.
-  for (const auto& [slice, lines] : b.home_counts)
-    if (slices_[slice].queue.size() + lines > p_.queue_depth_per_slice) return refuse(slice, lines);
+  if (known && w->inline_slices != WaitingRequest::kNotInline) {
+    for (uint32_t i = 0; i < w->inline_slices; ++i)
+      if (slices_[w->home_slice[i]].queue.size() + w->home_lines[i] > p_.queue_depth_per_slice)
+        return refuse(w->home_slice[i], w->home_lines[i]);
+  } else {
+    for (const auto& [slice, lines] : b.home_counts)
+      if (slices_[slice].queue.size() + lines > p_.queue_depth_per_slice) return refuse(slice, lines);
+  }
   line_sets_ = b.homes;
   line_copy_ = b.kinds;
   for (uint64_t l = first; l <= last; ++l) {

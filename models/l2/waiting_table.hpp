@@ -21,6 +21,12 @@ struct WaitingRequest {
   uint32_t entry = 0;          // its kept lines (L2Cache::Blocked) in the L2's pool
   uint32_t witness_slice = 0;  // refused while queue(witness_slice) + witness_lines > depth
   uint32_t witness_lines = 0;  // 0: no witness (refused for a copy's slice, which moves)
+  // Its lines that go home whatever the copies hold, per slice, when they touch at most kInline
+  // slices (inline_slices; kNotInline otherwise): a witness that fails is judged again from here,
+  // in the table, not from the kept lines in colder memory.
+  static constexpr uint8_t kInline = 8, kNotInline = 0xff;
+  uint8_t inline_slices = kNotInline;
+  uint16_t home_slice[kInline] = {}, home_lines[kInline] = {};
   bool used = false;
 };
 
