@@ -131,30 +131,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   }
   const auto refuse = [&](uint32_t slice, uint32_t lines) {
     ++refused_;
-    if (!known) {  // its first refusal (or a request under a reused id): kept until it is taken
-      if (w == nullptr) {
-        w = &waiting_.insert(req.id);
-        if (blocked_free_.empty()) {
-          blocked_free_.push_back(static_cast<uint32_t>(blocked_.size()));
-          blocked_.emplace_back();
-        }
-        w->entry = blocked_free_.back();
-        blocked_free_.pop_back();
-      }
-      w->inline_slices = WaitingRequest::kNotInline;
-      if (fresh_.home_counts.size() <= WaitingRequest::kInline &&
-          std::all_of(fresh_.home_counts.begin(), fresh_.home_counts.end(),
-                      [](const auto& c) { return c.first <= 0xffff && c.second <= 0xffff; })) {
-        w->inline_slices = static_cast<uint8_t>(fresh_.home_counts.size());
-        for (size_t i = 0; i < fresh_.home_counts.size(); ++i) {
-          w->home_slice[i] = static_cast<uint16_t>(fresh_.home_counts[i].first);
-          w->home_lines[i] = static_cast<uint16_t>(fresh_.home_counts[i].second);
-        }
-      }
-      std::swap(blocked_[w->entry], fresh_);
-      w->addr = req.addr;
-      w->bytes = req.bytes;
-    }
+    if (!known) w = keep_waiting(req, w);
     w->witness_slice = slice;
     w->witness_lines = lines;
     return false;
@@ -205,6 +182,32 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     schedule(s, now);
   }
   return true;
+}
+
+WaitingRequest* L2Cache::keep_waiting(const MemRequest& req, WaitingRequest* w) {
+  // A first refusal (or one under an id that a request of other lines had): the lines built for it
+  // (fresh_) stay in the pool, and its table entry points at them until it is taken.
+  if (w == nullptr) {
+    w = &waiting_.insert(req.id);
+    if (blocked_free_.empty()) {
+      blocked_free_.push_back(static_cast<uint32_t>(blocked_.size()));
+      blocked_.emplace_back();
+    }
+    w->entry = blocked_free_.back();
+    blocked_free_.pop_back();
+  }
+  const auto& counts = fresh_.home_counts;
+  const bool fits = counts.size() <= WaitingRequest::kInline &&
+                    std::all_of(counts.begin(), counts.end(), [](const auto& c) { return c.first <= 0xffff && c.second <= 0xffff; });
+  w->inline_slices = fits ? static_cast<uint8_t>(counts.size()) : WaitingRequest::kNotInline;
+  for (size_t i = 0; fits && i < counts.size(); ++i) {
+    w->home_slice[i] = static_cast<uint16_t>(counts[i].first);
+    w->home_lines[i] = static_cast<uint16_t>(counts[i].second);
+  }
+  std::swap(blocked_[w->entry], fresh_);
+  w->addr = req.addr;
+  w->bytes = req.bytes;
+  return w;
 }
 
 uint32_t L2Cache::overflowing_slice() {
