@@ -84,8 +84,7 @@ uint8_t L2Cache::sector_mask(const MemRequest& req, uint64_t line) const {
 }
 
 Tick L2Cache::hit_latency(uint32_t slice, uint32_t partition) const {
-  const uint32_t slice_partition = static_cast<uint32_t>(uint64_t{slice} * p_.partitions / p_.slices);
-  return clk_.cycles(slice_partition == partition ? p_.hit_latency_near_cycles : p_.hit_latency_far_cycles);
+  return clk_.cycles(partition_of(slice) == partition ? p_.hit_latency_near_cycles : p_.hit_latency_far_cycles);
 }
 
 bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
@@ -121,7 +120,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     b.kinds.clear();
     b.home_counts.clear();
     for (const SetRef& home : b.homes) {  // a far read's copy is looked up below
-      const bool far = p_.replicate_far_reads && !req.write && slice_partition_[home.slice] != partition;
+      const bool far = p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition;
       b.kinds.push_back(far ? kCopyMiss : kHome);
       if (far) continue;
       auto it = std::find_if(b.home_counts.begin(), b.home_counts.end(), [&](const auto& c) { return c.first == home.slice; });

@@ -194,11 +194,12 @@ class L2Cache : public FrontDevice {
   std::vector<Blocked> blocked_;                   // the kept lines of waiting requests, and free entries
   std::vector<uint32_t> blocked_free_;
   Blocked fresh_;                                  // try_enqueue: a first try's, kept if it is refused
-  WaitingRequest* keep_waiting(const MemRequest& req, WaitingRequest* w);  // fresh_ kept for req; its entry
   std::vector<uint32_t> slice_partition_;          // each slice's partition
   std::vector<uint32_t> slice_lines_;              // overflowing_slice(): lines counted at each slice (0 between calls)
   // A slice whose queue cannot take the request's lines there (line_sets_), kNone if every one can.
   uint32_t overflowing_slice();
+  // A request refused for the first time: fresh_ is kept for it in the pool; its table entry.
+  WaitingRequest* keep_waiting(const MemRequest& req, WaitingRequest* w);
   std::unique_ptr<ReplacementPolicy> policy_;
   bool first_smallest_ = false;  // policy_->evicts_first_smallest()
   uint64_t wb_ids_ = 0;
