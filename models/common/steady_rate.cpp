@@ -33,6 +33,11 @@ double fitted_end(const std::vector<Tick>& marks, size_t from, size_t to, double
   return l.t_mean + l.slope * (units - l.x_mean);
 }
 
+double fitted_slope(const std::vector<Tick>& marks, size_t from, size_t to, double min_ps_per_unit) {
+  if (to < from + 2) throw std::invalid_argument("fitted_slope: needs two marks");
+  return fit(marks, from, to, min_ps_per_unit).slope;
+}
+
 Tick extrapolate_sampled_end(const std::vector<Tick>& marks, double units, double min_ps_per_unit) {
   if (marks.size() < 2) throw std::invalid_argument("extrapolate_sampled_end: needs two marks");
   return Tick(fitted_end(marks, 0, marks.size(), units, min_ps_per_unit));

@@ -17,6 +17,9 @@ struct WaveSampling;
 // slope b floored at `min_ps_per_unit` (the kernel's roofline), at x = units. At least two marks.
 double fitted_end(const std::vector<Tick>& marks, size_t from, size_t to, double units, double min_ps_per_unit);
 
+// That line's slope b, in ps a unit (floored at `min_ps_per_unit`). At least two marks.
+double fitted_slope(const std::vector<Tick>& marks, size_t from, size_t to, double min_ps_per_unit);
+
 // fitted_end over every mark (at least two), as a time.
 Tick extrapolate_sampled_end(const std::vector<Tick>& marks, double units, double min_ps_per_unit);
 

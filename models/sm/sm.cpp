@@ -53,6 +53,12 @@ SmParams SmParams::load(const config::Node& gpu) {
              "must be 0 (off) or at least 4: the steadiness test compares lines through all marks and all but two");
   p.fast_sampling.math_bound_slack =
       gpu.opt<double>("fast_mode_math_bound_slack_percent", 0, Rule::range(0, 100)) / 100;
+  // Optional: a file without it replays every wave of a GEMM that wave sampling leaves whole.
+  p.fast_sampling.gemm_waves = gpu.opt<uint32_t>("fast_mode_gemm_sample_waves", 0, Rule::range(0, 1e6));
+  if (p.fast_sampling.gemm_waves == 1 || p.fast_sampling.gemm_waves == 2)
+    gpu.fail("fast_mode_gemm_sample_waves", std::to_string(p.fast_sampling.gemm_waves),
+             "must be 0 (off) or at least 3: a wave's time is read between the ends of the sample's waves "
+             "that end while the next still start (two at least)");
   // Optional: a file without it warms with every CTA a sample skips.
   p.warm_capacities = gpu.opt<double>("fast_mode_warm_capacities", 0, Rule::range(0, 16));
   p.cta_launch_ns = gpu.req<double>("cta_launch_ns", Rule::non_negative());

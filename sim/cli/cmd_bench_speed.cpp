@@ -57,8 +57,10 @@ std::vector<Case> cases() {
   c.step.chunk_tokens = 4096;
   sim::RunSpec every = c;
   every.sets.push_back("hardware.gpu.fast_mode_sample_waves=1000000");
+  every.sets.push_back("hardware.gpu.fast_mode_run_on_waves=1000000");  // at least the waves above, or the config is refused
   every.sets.push_back("hardware.gpu.fast_mode_min_sample_waves=1000000");
   every.sets.push_back("hardware.gpu.fast_mode_math_bound_marks=0");  // a math-bound kernel runs every CTA too
+  every.sets.push_back("hardware.gpu.fast_mode_gemm_sample_waves=0");  // and so does a GEMM of few waves
   v.push_back({"chunk-flash-16k", "GLM-5.3-Flash prefill chunk of 4096 at 16384, H200, fast", c, false, 0,
                "chunk-flash-16k-all"});
   v.push_back({"chunk-flash-16k-all", "the same, every CTA simulated (no wave sampling)", every});

@@ -14,6 +14,12 @@
 // stop once fewer of those marks are steady, even one that is not sampled but has waves beyond them.
 // Each SM runs ceil(grid / SMs) CTAs' math one after another, so a partial last wave takes a full
 // one's time, where a memory-bound kernel's shares the bandwidth among fewer CTAs.
+// A pipelined GEMM that the rules above would replay whole (WaveSampling::gemm_waves) replays only
+// its last gemm_waves full waves and its partial one, without warming: its first wave meets the
+// caches as the kernel's own first wave would (a GEMM's later tiles read other panels than its
+// first), its tail is simulated, not read off a line, and the caches end as its last tiles leave
+// them. Each full wave left out takes the slope of the line through the sample's wave marks after
+// the first: end = sample end + waves left out x slope.
 #pragma once
 
 #include <cstdint>

@@ -126,7 +126,7 @@ void Timeline::write(const std::vector<KernelResult>& kernels,
         for (uint32_t g = g0; g < g1; ++g)
           ev.push_back({{"name", k.name + " (extrapolated)"}, {"cat", "sampled"}, {"ph", "X"}, {"pid", kGroups},
                         {"tid", g}, {"ts", from}, {"dur", k.end_ns / 1000.0 - from},
-                        {"args", {{"simulated", "sampled: the CTAs after the sample, at its rate"}}}});
+                        {"args", {{"simulated", "sampled: the CTAs the sample left out, at its rate (a GEMM's: its first waves)"}}}});
     }
   }
 

@@ -851,6 +851,88 @@ TEST(Replay, TheMathBoundKeysAreOptionalAndChecked) {
   EXPECT_THROW(Rig("gpu.fast_mode_math_bound_slack_percent=150"), std::exception);
 }
 
+TEST(Replay, AGemmReplaysItsLastWavesColdAndEachWaveLeftOutTakesASampledWavesTime) {
+  // A pipelined GEMM (double-buffered, 4 K steps): one CTA per SM (200 KiB of shared memory) on 4
+  // SMs, 41 CTAs: 10 full waves and one CTA. With fast_mode_gemm_sample_waves = 3 it replays its
+  // last 3 full waves and the partial one (13 CTAs), unwarmed, and the 7 full waves left out take the
+  // slope of the line through the sample's wave marks (2 of them: 4 and 8 CTAs ended) each:
+  //   end = sample end + 7 x (mark 2 - mark 1).
+  // Math-bound (16384 ns of math a CTA, its 256 KiB read in ~1.1 us): the sample's SMs run
+  // ceil(13 / 4) = 4 CTAs' math, 65536 ns, the marks 16384 ns apart: 65536 + 7 x 16384 = 180224 ns,
+  // the 11 x 16384 of every CTA simulated, to the picosecond.
+  auto rig_with = [](uint32_t gemm_waves) {
+    Rig r("gpu.pipeline_stages=8");
+    r.sm.max_outstanding_requests = 256;
+    r.sm.fast_sampling.max_waves = 1000;  // wave sampling leaves it whole
+    r.sm.fast_sampling.min_waves = 1000;
+    r.sm.fast_sampling.gemm_waves = gemm_waves;
+    return r;
+  };
+  const uint64_t cta_bytes = 262144;
+  // Each CTA's panel: 32 rows of 8 KiB, walked in 4 K steps of 2 KiB a row.
+  auto panel = [&](uint32_t ctas) {
+    AccessRecord a = stream_read(0, ctas, cta_bytes);
+    a.elem_bytes = 8192;
+    a.count = cta_bytes / 8192;
+    a.stride_bytes = 8192;
+    return a;
+  };
+  auto gemm = [](uint32_t ctas, bool math) {
+    KernelRecord k = kernel(0, ctas);
+    k.smem_bytes = 200 * 1024;
+    k.double_buffered = true;
+    k.load_steps = 4;
+    if (math) k.flops[int(trace::Precision::bf16)] = double(ctas) * (1 << 24);
+    return k;
+  };
+  test::FakeMemory m1(1000.0, 100.0), m2(1000.0, 100.0);
+  auto every = run(rig_with(0), {gemm(41, true)}, {panel(41)}, m1, true);
+  auto sampled = run(rig_with(3), {gemm(41, true)}, {panel(41)}, m2, true);
+  EXPECT_NEAR(every.step_ns, 180224.0, 1.0);
+  EXPECT_NEAR(sampled.step_ns, every.step_ns, 1e-3);
+  EXPECT_EQ(sampled.kernels[0].simulated, "sampled");
+  EXPECT_EQ(m2.bytes(), 13 * cta_bytes);
+  EXPECT_EQ(m2.warmed(), 0u);  // cold, as its first wave
+  EXPECT_EQ(sampled.kernels[0].bytes_read, 41 * cta_bytes);  // reported for the whole grid
+
+  // Memory-bound (no math): on this memory of fixed latency and bandwidth its waves repeat, and the
+  // sample's end plus 7 waves at the marks' slope lands within 0.5 % of every CTA simulated.
+  test::FakeMemory m3(1000.0, 100.0), m4(1000.0, 100.0);
+  auto mem_every = run(rig_with(0), {gemm(41, false)}, {panel(41)}, m3, true);
+  auto mem_sampled = run(rig_with(3), {gemm(41, false)}, {panel(41)}, m4, true);
+  EXPECT_NEAR(mem_sampled.step_ns, mem_every.step_ns, 0.005 * mem_every.step_ns);
+  EXPECT_EQ(m4.bytes(), 13 * cta_bytes);
+
+  // A grid of whole waves (40 CTAs): its last full wave is its tail, so one more is replayed (4 full
+  // waves, 16 CTAs) and 6 are left out: 4 x 16384 + 6 x 16384 = 163840 ns, every CTA's 10 x 16384.
+  test::FakeMemory m5(1000.0, 100.0);
+  auto whole_waves = run(rig_with(3), {gemm(40, true)}, {panel(40)}, m5, true);
+  EXPECT_EQ(m5.bytes(), 16 * cta_bytes);
+  EXPECT_NEAR(whole_waves.step_ns, 163840.0, 1.0);
+
+  // Too few waves to leave one out (4 full waves and a CTA), or not a pipelined kernel: whole.
+  test::FakeMemory m6(1000.0, 100.0), m7(1000.0, 100.0);
+  auto short_grid = run(rig_with(4), {gemm(17, true)}, {panel(17)}, m6, true);
+  EXPECT_EQ(m6.bytes(), 17 * cta_bytes);
+  EXPECT_EQ(short_grid.kernels[0].simulated, "all");
+  KernelRecord plain = gemm(41, true);
+  plain.load_steps = 0;
+  run(rig_with(3), {plain}, {panel(41)}, m7, true);
+  EXPECT_EQ(m7.bytes(), 41 * cta_bytes);
+
+  // The key: absent, 0 (off); 1 and 2 refused, naming it (two marks need three waves).
+  EXPECT_EQ(Rig().sm.fast_sampling.gemm_waves, 0u);
+  EXPECT_EQ(Rig("gpu.fast_mode_gemm_sample_waves=3").sm.fast_sampling.gemm_waves, 3u);
+  for (const char* bad : {"gpu.fast_mode_gemm_sample_waves=1", "gpu.fast_mode_gemm_sample_waves=2"}) {
+    try {
+      Rig r(bad);
+      FAIL() << bad;
+    } catch (const config::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("fast_mode_gemm_sample_waves"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Replay, ASampleNotYetSteadyRunsOnUpToItsRunOnWaves) {
   // One CTA per SM (200 KiB of shared memory) on 4 SMs: a wave is 4 CTAs of 64 KiB read each. The
   // steadiness test never passes here (min_waves 1000), so a sample replays exactly its cap:
