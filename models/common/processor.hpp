@@ -78,10 +78,12 @@ struct WaveSampling {
   // A sampled kernel replays at most this many of its last waves (at least max_waves): a sample
   // that is not yet steady after max_waves runs on, and stops once steady. 0: max_waves.
   uint32_t run_on_waves = 0;
-  // A pipelined GEMM (double-buffered, loading in K steps) that the rules above would replay whole,
-  // of at least gemm_waves + 1 full waves, replays only its last gemm_waves full waves and its
-  // partial one, from the state its kernel starts in (a cold first wave, its real tail); each full
-  // wave left out takes the time of a wave of the sample (sim/engine/sampling.hpp). 0: off.
+  // A pipelined GEMM (double-buffered, loading in K steps) that the rules above would replay whole
+  // and that has more than gemm_waves full waves replays only its last gemm_waves full waves and its
+  // partial one (gemm_waves + 1 full waves if it has no partial one, and then more than that), from
+  // the state its kernel starts in (a cold first wave, its real tail); each full wave left out takes
+  // the time of a wave of the sample, and the math rule does not stop it (sim/engine/sampling.hpp).
+  // 0: off.
   uint32_t gemm_waves = 0;
 };
 
