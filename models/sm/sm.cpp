@@ -55,7 +55,7 @@ SmParams SmParams::load(const config::Node& gpu) {
       gpu.opt<double>("fast_mode_math_bound_slack_percent", 0, Rule::range(0, 100)) / 100;
   // Optional: a file without it replays every wave of a GEMM that wave sampling leaves whole.
   p.fast_sampling.gemm_waves = gpu.opt<uint32_t>("fast_mode_gemm_sample_waves", 0, Rule::range(0, 1e6));
-  if (p.fast_sampling.gemm_waves == 1 || p.fast_sampling.gemm_waves == 2)
+  if (p.fast_sampling.gemm_waves != 0 && p.fast_sampling.gemm_waves < 3)
     gpu.fail("fast_mode_gemm_sample_waves", std::to_string(p.fast_sampling.gemm_waves),
              "must be 0 (off) or at least 3: a wave's time is read between the ends of the sample's waves "
              "that end while the next still start (two at least)");

@@ -44,10 +44,11 @@ struct KernelState {
   // marks are steady (sampling.hpp), and the CTAs it then never started, warmed when the others end.
   std::vector<model::Tick> wave_done;
   bool sampled = false;           // more waves than WaveSampling::max_waves: sampled
-  // WaveSampling::gemm_waves: a GEMM that replays its last full waves and its partial one from a
-  // cold start; each full wave before them takes a sampled wave's time (sampling.hpp).
-  bool gemm_sample = false;
   uint64_t sample_first = 0;      // the sample's first CTA in the grid (0: whole, or a sample that starts cold)
+  // WaveSampling::gemm_waves: a GEMM that replays its last full waves and its partial one from a
+  // cold start; each full wave before them takes a sampled wave's time (sampling.hpp). The only
+  // kernel that skips CTAs without wave sampling.
+  bool gemm_sample() const { return !sampled && sample_first > 0; }
   bool may_stop = false;
   // WaveSampling::math_bound_marks (fast mode): whether its CTAs are watched (a double-buffered
   // kernel), whether every one that ended after its first wave mark was math-bound, and whether it

@@ -168,7 +168,6 @@ void Engine::prepare() {
     if (opt_.fast && rule.gemm_waves > 0 && r.double_buffered && r.load_steps > 1 &&
         k.ctas_simulated == r.cta_count() && full_waves > gemm_waves) {
       k.sampled = false;
-      k.gemm_sample = true;
       k.ctas_simulated = r.cta_count() - (full_waves - gemm_waves) * k.wave;
     }
     k.sample_first = r.cta_count() - k.ctas_simulated;
@@ -179,7 +178,7 @@ void Engine::prepare() {
     // A math-bound kernel's waves repeat exactly (the tensor pipe sets them), so fewer marks tell its
     // rate: also one that wave sampling leaves whole, if it has waves beyond the marks.
     k.math_watched = opt_.fast && rule.math_bound_marks > 0 && r.double_buffered;
-    k.may_stop_math = k.math_watched && !k.gemm_sample && r.cta_count() > uint64_t(rule.math_bound_marks + 1) * k.wave;
+    k.may_stop_math = k.math_watched && !k.gemm_sample() && r.cta_count() > uint64_t(rule.math_bound_marks + 1) * k.wave;
     ctas_total_ += k.ctas_simulated;
   }
   std::vector<Tick> gaps;
@@ -236,7 +235,7 @@ void Engine::launch(uint32_t kid, Tick now) {
   // A sampled kernel simulates its last CTAs, after warming with the ones before (a GEMM's sample
   // starts cold, as its first wave would).
   model::Processor& proc = proc_of(kid);
-  if (k.sample_first > 0 && !k.gemm_sample) proc.warm(work(kid, 0, k.sample_first));
+  if (k.sample_first > 0 && !k.gemm_sample()) proc.warm(work(kid, 0, k.sample_first));
   proc.launch(work(kid, k.sample_first, k.ctas_simulated), now);
   moved(k.proc);
   ++active_;
@@ -257,7 +256,7 @@ void Engine::cta_ended(const model::CtaEnd& e, Tick now) {
   // The first wave's CTAs start together on cold caches and may wait on memory; the rest show whether
   // the math sets the kernel's pace.
   if (!k.wave_done.empty() && !e.math_bound) k.math_bound = false;
-  if ((k.sampled || k.may_stop_math || k.gemm_sample) && k.ctas_done % k.wave == 0 && !e.all_started) {
+  if ((k.sampled || k.may_stop_math || k.gemm_sample()) && k.ctas_done % k.wave == 0 && !e.all_started) {
     k.wave_done.push_back(now);
     const model::WaveSampling rule = proc.wave_sampling();
     bool steady = k.may_stop && steady_end(k.wave_done, k.start, k.waves(), k.roofline_ps_per_wave(), rule);

@@ -8,12 +8,8 @@ namespace indexsim::sim {
 using model::Tick;
 
 Tick sampled_kernel_end(const KernelState& k, Tick now) {
-  // CTAs end in bursts whose rhythm spans several waves (a 1 GiB read-only stream: four or five waves
-  // 4.3 us apart, then a short one), so the rate between two end points of a 10-wave sample put that
-  // kernel 5.1 % above its detailed run; the fitted line, 1.0 %. Without two marks, at the sampled
-  // average.
   const auto& r = *k.rec;
-  if (k.gemm_sample) {
+  if (k.gemm_sample()) {
     // Its tail was simulated: the full waves left out add a wave's time each, the line's slope
     // through the marks after the first (the first wave's end holds the cold start).
     // Fewer than two marks (CTA slots still turning when a wave's last CTA started): the sample's
@@ -25,6 +21,10 @@ Tick sampled_kernel_end(const KernelState& k, Tick now) {
                                              double(now - k.start) * double(k.wave) / double(k.ctas_simulated));
     return now + Tick(skipped * wave_ps);
   }
+  // CTAs end in bursts whose rhythm spans several waves (a 1 GiB read-only stream: four or five waves
+  // 4.3 us apart, then a short one), so the rate between two end points of a 10-wave sample put that
+  // kernel 5.1 % above its detailed run; the fitted line, 1.0 %. Without two marks, at the sampled
+  // average.
   if (k.math_paced())
     return std::max(now, Tick(model::fitted_end(k.wave_done, 1, k.wave_done.size(), k.whole_waves(), k.roofline_ps_per_wave())));
   if (k.wave_done.size() >= 2) {
