@@ -71,7 +71,8 @@ struct KernelRecord {
   // false: barriers separate the phases (dequantise a tile, then MMA on it), and their times add.
   bool simt_overlaps_mma = true;
   // The kernel's writes are an epilogue: each CTA stores its output after its last math (a GEMM's
-  // tile, through shared memory and a TMA store) and holds its SM until the stores have left.
+  // tile, through shared memory and a TMA store; a one-element-a-thread copy's element, after its
+  // load) and holds its SM until the stores have left.
   // false: writes go out as the CTA's loads do, beside its math.
   bool stores_after_math = false;
   // > 1: each CTA loads its read records together, in this many steps, each step a 1/load_steps

@@ -287,6 +287,29 @@ TEST(TraceEmulate, CopyMovesItsBytesOnceEachWay) {
   }
 }
 
+// A copy whose CTAs move one chunk each (BabelStream's one double a thread: 2^25 doubles in 1024-
+// thread CTAs) stores after its loads land (stores_after_math); a grid-stride loop of several
+// chunks a CTA, a read-only stream and a write-only fill do not.
+TEST(TraceEmulate, AOneChunkCopyStoresAfterItsLoadsAndALoopDoesNot) {
+  const uint64_t n = uint64_t(1) << 28;  // 2^25 doubles
+  CopyShape one;
+  one.threads = 1024;
+  one.vector_bytes = 8;  // 32768 chunks, 32768 CTAs
+  EXPECT_TRUE(emulate_copy(n, one).kernels.at(0).stores_after_math);
+  CopyShape add = one;
+  add.sources = 2;
+  EXPECT_TRUE(emulate_copy(n, add).kernels.at(0).stores_after_math);
+  CopyShape loop = one;
+  loop.ctas = 528;  // 62 chunks a CTA
+  EXPECT_FALSE(emulate_copy(n, loop).kernels.at(0).stores_after_math);
+  CopyShape read = one;
+  read.write = false;
+  EXPECT_FALSE(emulate_copy(n, read).kernels.at(0).stores_after_math);
+  CopyShape fill = one;
+  fill.sources = 0;
+  EXPECT_FALSE(emulate_copy(n, fill).kernels.at(0).stores_after_math);
+}
+
 // The read-only stream (CopyShape::write = false) reads N bytes and writes none, from one tensor.
 TEST(TraceEmulate, ReadStreamReadsItsBytesOnceAndWritesNothing) {
   for (uint64_t n : {uint64_t(1), uint64_t(1 << 30) + 12345}) {

@@ -120,6 +120,12 @@ TraceData emulate_copy(uint64_t bytes, const CopyShape& shape) {
   // Grid-stride: CTA c moves chunks c, c + ctas, c + 2·ctas, ... of every array; the last partial
   // chunk goes alone.
   const uint64_t full_chunks = bytes / chunk, iters = full_chunks / ctas, extra = full_chunks % ctas;
+  // A thread stores what its load brought, so where every CTA moves one chunk (BabelStream's and
+  // gpu-stream's one element a thread) its stores leave once its loads have landed, and the CTA
+  // holds its slot until they are acknowledged: the epilogue's rule (KernelRecord::stores_after_math).
+  // A longer grid-stride loop overlaps one iteration's store with the next one's load, which no
+  // CTA-wide phase expresses: its writes stay beside its loads.
+  b.k(id).stores_after_math = shape.write && shape.sources > 0 && chunks <= ctas;
   const int64_t stride = int64_t(ctas * chunk);
   for (const auto& [t, w] : arrays) {
     b.strided(id, t, w, 0, extra, 0, int64_t(chunk), chunk, iters + 1, stride);
