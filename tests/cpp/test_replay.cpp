@@ -8,6 +8,7 @@
 #include "sim/engine/sampling.hpp"
 #include "tests/cpp/fake_memory.hpp"
 #include "tests/cpp/test_kernel_util.hpp"
+#include "traces/generators/emulate.hpp"
 
 using namespace indexsim;
 using trace::AccessRecord;
@@ -279,6 +280,38 @@ TEST(Replay, AnEpilogueKernelStoresAfterItsMathAndHoldsItsSmUntilTheStoresLeave)
       if (after) EXPECT_NEAR(out.step_ns, 1240.0, 12.0) << "fast " << fast;
       else EXPECT_NEAR(out.step_ns, 1024.0, 2.0) << "fast " << fast;
     }
+}
+
+// The emulated one-element-a-thread copy (trace::emulate_copy: 4 CTAs of 128 threads x 8 B, one
+// chunk each, so stores_after_math) on 4 SMs with a 16-line window, over a memory that moves
+// 1000 B/ns after 100 ns: each CTA reads 8 lines and writes 8.
+//  - Stores beside the loads: all 64 lines leave at once, the last back after 8192 B / 1000 B/ns
+//    + 100 ns = 108.192 ns.
+//  - Stores after the loads (the copy as emulated): the last CTA's loads land at 4096 B / 1000 B/ns
+//    + 100 ns = 104.096 ns, its 1024 B of stores then take 1.024 + 100 ns more: 205.12 ns.
+TEST(Replay, AOneElementCopyStoresWhatItsLoadsBroughtAfterThemAndPaysTwoRoundTrips) {
+  Rig rig;
+  trace::CopyShape shape;
+  shape.threads = 128;
+  shape.vector_bytes = 8;
+  const trace::TraceData td = trace::emulate_copy(4 * 1024, shape);
+  ASSERT_TRUE(td.kernels.at(0).stores_after_math);
+  for (bool after : {false, true}) {
+    test::FakeMemory mem(1000.0, 100.0);
+    KernelRecord k = td.kernels.at(0);
+    k.stores_after_math = after;
+    const sim::Workload w = test::workload({k}, td.accesses, 2);
+    model::SmArray proc(rig.sm, rig.tcp, mem);
+    sim::ReplayInput in;
+    in.workload = &w;
+    in.tensor_base = {0, 1 << 20};
+    in.tensor_region = {0, 0};
+    in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
+    const auto out = sim::replay(proc, in, sim::ReplayOptions{});
+    EXPECT_EQ(out.bytes_read, 4096u);
+    EXPECT_EQ(out.bytes_written, 4096u);
+    EXPECT_NEAR(out.step_ns, after ? 205.12 : 108.192, 0.01) << "after " << after;
+  }
 }
 
 TEST(Replay, DependentKernelsRunInSequenceIndependentStreamsOverlap) {
