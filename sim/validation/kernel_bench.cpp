@@ -43,17 +43,41 @@ trace::Precision read_dtype(const config::Node& n, const std::string& fallback) 
   n.fail("dtype", d, "a precision");
 }
 
+// `n` launches of the trace's kernels on the same tensors, each launch after every kernel of the
+// one before (a benchmark's timed loop over one kernel).
+void repeat_launches(trace::TraceData& t, uint32_t n) {
+  const auto nk = static_cast<uint32_t>(t.kernels.size());
+  const size_t na = t.accesses.size();
+  for (uint32_t i = 1; i < n; ++i) {
+    const uint32_t off = i * nk;
+    for (uint32_t j = 0; j < nk; ++j) {
+      trace::KernelRecord k = t.kernels[j];
+      k.id = off + j;
+      for (uint32_t& d : k.deps) d += off;
+      for (uint32_t p = off - nk; p < off; ++p) k.deps.push_back(p);
+      t.kernels.push_back(std::move(k));
+    }
+    for (size_t j = 0; j < na; ++j) {
+      trace::AccessRecord a = t.accesses[j];
+      a.kernel += off;
+      t.accesses.push_back(std::move(a));
+    }
+  }
+}
+
 }  // namespace
 
 std::string kernel_case_usage() {
   std::string s;
   for (const auto& k : kKernelShapes) s += std::string("  ") + k.kernel + ": " + k.keys + "\n";
+  s += "  every kernel: [launches] (back to back on the same buffers; the figure is their time over their count)\n";
   return s;
 }
 
 KernelCase read_kernel_case(const std::string& kernel, const config::Node& shape) {
   KernelCase c;
   c.kernel = kernel;
+  c.launches = shape.opt<uint32_t>("launches", 1, Rule::range(1, 16));
   if (kernel == "copy" || kernel == "read") {
     c.bytes = shape.req<uint64_t>("bytes", Rule::range(16, 1e15));
     c.ctas = shape.opt<uint64_t>("ctas", 0, Rule::range(0, 2147483647));  // CUDA's gridDim.x limit, 2^31 - 1
@@ -161,6 +185,12 @@ double nominal_bytes(const KernelCase& c) {
 }
 
 trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits) {
+  trace::TraceData t = build_one_launch(c, limits);
+  repeat_launches(t, c.launches);
+  return t;
+}
+
+trace::TraceData build_one_launch(const KernelCase& c, const trace::LaunchLimits& limits) {
   if (c.kernel == "copy" || c.kernel == "read") {
     trace::CopyShape shape;
     shape.ctas = c.ctas_per_sm ? c.ctas_per_sm * limits.units : uint32_t(c.ctas);
@@ -217,6 +247,7 @@ KernelRun run_kernel_case(const KernelCase& c, const std::string& hardware, cons
   spec.fast = fast;
   spec.timeline = timeline;
   spec.build_trace = [&c](const trace::LaunchLimits& lim) { return build_kernel_trace(c, lim); };
+  spec.reuse = c.launches == 1;
   KernelRun k;
   k.run = simulate(spec);
   double first = 0, last = 0;
@@ -225,7 +256,7 @@ KernelRun run_kernel_case(const KernelCase& c, const std::string& hardware, cons
     first = i == 0 ? r.start_ns : std::min(first, r.start_ns);
     last = std::max(last, r.end_ns);
   }
-  k.kernel_ns = last - first;
+  k.kernel_ns = (last - first) / c.launches;
   k.flops = nominal_flops(c);
   k.bytes = nominal_bytes(c);
   k.run.metric("kernel_time", k.kernel_ns / 1e3, "us");

@@ -32,6 +32,10 @@ struct KernelCase {
   bool crossover = true;               // flashmla_sparse_decode: CTA pairs share dequantised rows
   trace::MlaDecodeShape dense;         // mla_decode
   trace::ExpertParallelShape ep;       // ep_dispatch, ep_combine
+  // Every kernel: launches back to back on the same buffers, the figure their time over their count
+  // (gpu-stream times two launches and halves them: the second pays the dirty lines the first left
+  // in the L2). Simulated without segment reuse, which would repeat the first launch's time.
+  uint32_t launches = 1;
 };
 
 // The kernels and the shape keys each takes (for usage messages and errors).
@@ -49,11 +53,12 @@ double nominal_bytes(const KernelCase& c);
 bool is_collective(const std::string& kernel);  // an NCCL collective (not DeepEP's kernels)
 // nccl-tests' bus bandwidth over algorithm bandwidth: 2(n-1)/n for an all-reduce, (n-1)/n else.
 double bus_factor(const KernelCase& c);
-trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits);
+trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits);  // c.launches of them
+trace::TraceData build_one_launch(const KernelCase& c, const trace::LaunchLimits& limits);
 
 struct KernelRun {
   RunResult run;
-  double kernel_ns = 0;  // first CTA of the first kernel to the last CTA of the last (launch gaps inside included)
+  double kernel_ns = 0;  // first CTA of the first kernel to the last CTA of the last (launch gaps inside included), over KernelCase::launches
   double flops = 0, bytes = 0;
   // The figure in one of the units benchmarks report: TFLOP/s, GB/s, TB/s, us, ms.
   double figure(const std::string& unit) const;

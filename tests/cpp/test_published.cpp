@@ -255,7 +255,9 @@ TEST(Published, ACopyCaseLaunchesItsBenchmarksThreadsAndVectorWidth) {
   EXPECT_EQ(k.cta_count(), 32768u);
   EXPECT_EQ(k.threads_per_cta(), 1024u);
   for (const auto& a : c.trace.accesses) {
-    if (a.cta_count > 1) EXPECT_EQ(a.cta_stride_bytes, 8192);
+    if (a.cta_count > 1) {
+      EXPECT_EQ(a.cta_stride_bytes, 8192);
+    }
     EXPECT_EQ(a.bytes_per_cta() % 8192, 0u);
   }
   EXPECT_EQ(c.read, 268435456u);
@@ -304,6 +306,37 @@ TEST(Published, AFillCaseWritesOneArrayAndReadsNothing) {
     ADD_FAILURE() << "a read of 0 sources was accepted";
   } catch (const config::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("sources"), std::string::npos) << e.what();
+  }
+}
+
+// `launches: 2` (gpu-stream times two launches and halves them): the kernel twice on the same
+// tensors, the second after the first, each with the first's accesses; the figure is the time from
+// the first CTA to the last over 2, simulated without segment reuse, so the second launch meets the
+// L2 the first left: a 64 MiB copy (1.3 H200 L2s) ends with ~50 MB dirty, which the second pays
+// (3 % and more over the first launch's time; the mean above the first). 0 and 17 are refused.
+TEST(Published, LaunchesRunTheKernelBackToBackOnItsBuffersAndTheFigureIsTheirMean) {
+  const std::string shape = "{bytes: 67108864, threads: 1024, vector_bytes: 8";
+  const CopyTrace one = copy_case_trace("indexsim_published_l1.yaml", shape + "}");
+  const CopyTrace two = copy_case_trace("indexsim_published_l2.yaml", shape + ", launches: 2}");
+  ASSERT_EQ(two.trace.kernels.size(), 2u);
+  EXPECT_EQ(two.trace.kernels[1].deps, std::vector<uint32_t>{0});
+  EXPECT_EQ(two.trace.kernels[1].cta_count(), two.trace.kernels[0].cta_count());
+  EXPECT_EQ(two.trace.tensors.size(), one.trace.tensors.size());
+  EXPECT_EQ(two.read, 2 * one.read);
+  EXPECT_EQ(two.written, 2 * one.written);
+  const KernelRun r2 = run_kernel_case(two.kernel, "h200", {}, true, "");
+  ASSERT_EQ(r2.run.kernels.size(), 2u);
+  const auto& k = r2.run.kernels;
+  EXPECT_DOUBLE_EQ(r2.kernel_ns, (k[1].end_ns - k[0].start_ns) / 2);
+  EXPECT_GT(k[1].duration_ns(), 1.03 * k[0].duration_ns());  // reuse would have copied the first
+  EXPECT_GT(r2.kernel_ns, k[0].duration_ns());
+  for (const char* bad : {"0", "17"}) {
+    try {
+      load_published_cases(fixture_with_copy_shape("indexsim_published_l3.yaml", shape + ", launches: " + bad + "}"));
+      ADD_FAILURE() << bad;
+    } catch (const config::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("launches"), std::string::npos) << e.what();
+    }
   }
 }
 
