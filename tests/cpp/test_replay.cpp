@@ -73,6 +73,21 @@ AccessRecord stream_read(uint32_t kernel, uint32_t ctas, uint64_t bytes_per_cta)
   return a;
 }
 
+// Over two tensors, 1 MiB apart (a kernel's loads and its stores).
+sim::ReplayOutput run_two_tensors(const Rig& rig, const std::vector<KernelRecord>& ks, const std::vector<AccessRecord>& as,
+                                  model::MemoryDevice& mem, bool fast) {
+  model::SmArray proc(rig.sm, rig.tcp, mem);
+  const sim::Workload w = test::workload(ks, as, 2);
+  sim::ReplayInput in;
+  in.workload = &w;
+  in.tensor_base = {0, 1 << 20};
+  in.tensor_region = {0, 0};
+  in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
+  sim::ReplayOptions opt;
+  opt.fast = fast;
+  return sim::replay(proc, in, opt);
+}
+
 sim::ReplayOutput run(const Rig& rig, std::vector<KernelRecord> ks, std::vector<AccessRecord> as,
                       model::MemoryDevice& mem, bool fast = false) {
   model::SmArray proc(rig.sm, rig.tcp, mem);
@@ -265,16 +280,7 @@ TEST(Replay, AnEpilogueKernelStoresAfterItsMathAndHoldsItsSmUntilTheStoresLeave)
       st.write = true;
       st.tensor = 1;
       AccessRecord ld = stream_read(0, 4, 16384);
-      sim::Workload w = test::workload({k}, {ld, st}, 2);
-      model::SmArray proc(rig.sm, rig.tcp, mem);
-      sim::ReplayInput in;
-      in.workload = &w;
-      in.tensor_base = {0, 1 << 20};
-      in.tensor_region = {0, 0};
-      in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
-      sim::ReplayOptions opt;
-      opt.fast = fast;
-      const auto out = sim::replay(proc, in, opt);
+      const auto out = run_two_tensors(rig, {k}, {ld, st}, mem, fast);
       EXPECT_EQ(out.bytes_written, 4u * 4096) << "fast " << fast << " after " << after;
       EXPECT_EQ(out.bytes_read, 4u * 16384) << "fast " << fast << " after " << after;
       if (after) EXPECT_NEAR(out.step_ns, 1240.0, 12.0) << "fast " << fast;
@@ -300,14 +306,7 @@ TEST(Replay, AOneElementCopyStoresWhatItsLoadsBroughtAfterThemAndPaysTwoRoundTri
     test::FakeMemory mem(1000.0, 100.0);
     KernelRecord k = td.kernels.at(0);
     k.stores_after_math = after;
-    const sim::Workload w = test::workload({k}, td.accesses, 2);
-    model::SmArray proc(rig.sm, rig.tcp, mem);
-    sim::ReplayInput in;
-    in.workload = &w;
-    in.tensor_base = {0, 1 << 20};
-    in.tensor_region = {0, 0};
-    in.region_peak_GBps = {mem.peak_bandwidth_GBps()};
-    const auto out = sim::replay(proc, in, sim::ReplayOptions{});
+    const auto out = run_two_tensors(rig, {k}, td.accesses, mem, false);
     EXPECT_EQ(out.bytes_read, 4096u);
     EXPECT_EQ(out.bytes_written, 4096u);
     EXPECT_NEAR(out.step_ns, after ? 205.12 : 108.192, 0.01) << "after " << after;
