@@ -184,11 +184,7 @@ double nominal_bytes(const KernelCase& c) {
   return 0;
 }
 
-trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits) {
-  trace::TraceData t = build_one_launch(c, limits);
-  repeat_launches(t, c.launches);
-  return t;
-}
+namespace {
 
 trace::TraceData build_one_launch(const KernelCase& c, const trace::LaunchLimits& limits) {
   if (c.kernel == "copy" || c.kernel == "read") {
@@ -214,6 +210,14 @@ trace::TraceData build_one_launch(const KernelCase& c, const trace::LaunchLimits
   }
   if (c.kernel == "ep_dispatch" || c.kernel == "ep_combine") return trace::emulate_expert_parallel(c.ep, limits);
   throw std::invalid_argument("unknown kernel '" + c.kernel + "'");
+}
+
+}  // namespace
+
+trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits) {
+  trace::TraceData t = build_one_launch(c, limits);
+  repeat_launches(t, c.launches);
+  return t;
 }
 
 const std::vector<std::string>& figure_units() {

@@ -54,7 +54,6 @@ bool is_collective(const std::string& kernel);  // an NCCL collective (not DeepE
 // nccl-tests' bus bandwidth over algorithm bandwidth: 2(n-1)/n for an all-reduce, (n-1)/n else.
 double bus_factor(const KernelCase& c);
 trace::TraceData build_kernel_trace(const KernelCase& c, const trace::LaunchLimits& limits);  // c.launches of them
-trace::TraceData build_one_launch(const KernelCase& c, const trace::LaunchLimits& limits);
 
 struct KernelRun {
   RunResult run;
