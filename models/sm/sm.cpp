@@ -231,8 +231,7 @@ CtaRequest AccessCursor::next() {
 std::array<std::vector<const trace::AccessRecord*>, 2> epilogue_phases(const trace::KernelRecord& k,
                                                                       const std::vector<const trace::AccessRecord*>& records) {
   std::array<std::vector<const trace::AccessRecord*>, 2> ph;
-  const bool split = k.stores_after_math && k.double_buffered;
-  for (const trace::AccessRecord* a : records) ph[split && a->write ? 1 : 0].push_back(a);
+  for (const trace::AccessRecord* a : records) ph[k.stores_after_math && a->write ? 1 : 0].push_back(a);
   return ph;
 }
 

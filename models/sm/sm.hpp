@@ -112,9 +112,9 @@ class AccessCursor {
   uint64_t round_ = 0, rounds_ = 0;  // steps walked; 1 round without steps
 };
 
-// An access record list as a kernel's CTAs walk it: [0] first, then [1]. A double-buffered kernel
-// with an epilogue (KernelRecord::stores_after_math) loads first and stores after its math; any
-// other kernel has everything in [0].
+// An access record list as a kernel's CTAs walk it: [0] first, then [1]. A kernel with an epilogue
+// (KernelRecord::stores_after_math: a GEMM's tile, a one-element copy's store) loads first and
+// stores after its math; any other kernel has everything in [0].
 std::array<std::vector<const trace::AccessRecord*>, 2> epilogue_phases(const trace::KernelRecord& k,
                                                                       const std::vector<const trace::AccessRecord*>& records);
 

@@ -61,12 +61,9 @@ int bench_kernel(const Args& args) {
     std::printf("  %-24s ctas %-7llu time %10.2f us  roofline %10.2f us  ratio %.3f  (%s-bound)\n", kr.name.c_str(),
                 (unsigned long long)kr.ctas, kr.duration_ns() / 1e3, kr.roofline_ns / 1e3,
                 kr.roofline_ns > 0 ? kr.duration_ns() / kr.roofline_ns : 0.0, kr.bound.c_str());
-  if (kc.launches > 1)
-    std::printf("  kernel time        %12.3f us a launch (%u back to back, first CTA to last over %u; step %.3f us)\n",
-                k.kernel_ns / 1e3, kc.launches, kc.launches, r.step_ns / 1e3);
-  else
-    std::printf("  kernel time        %12.3f us (launch overhead excluded; step %.3f us)\n", k.kernel_ns / 1e3,
-                r.step_ns / 1e3);
+  const std::string per = kc.launches > 1 ? " a launch, of " + std::to_string(kc.launches) + " back to back" : "";
+  std::printf("  kernel time        %12.3f us%s (launch overhead excluded; step %.3f us)\n", k.kernel_ns / 1e3,
+              per.c_str(), r.step_ns / 1e3);
   if (k.bytes > 0) std::printf("  achieved bandwidth %12.1f GB/s (bytes read + written / kernel time)\n", k.figure("GB/s"));
   if (k.flops > 0) std::printf("  achieved           %12.1f TFLOP/s\n", k.figure("TFLOP/s"));
   std::printf("  L2 hit rate        %12.3f\n  requests simulated %12.0f\n  wall               %12.2f s\n",
