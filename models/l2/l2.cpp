@@ -119,9 +119,15 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     index_.of_run(first, last, b.homes);
     b.kinds.clear();
     b.home_counts.clear();
+    b.copies.clear();
+    b.far_lines = 0;
     for (const SetRef& home : b.homes) {  // a far read's copy is looked up below
       const bool far = p_.replicate_far_reads && !req.write && partition_of(home.slice) != partition;
       b.kinds.push_back(far ? kCopyMiss : kHome);
+      // Where the copy would be is a pure function of the line and the reader's partition: placed
+      // once here, not at every retry (two divisions a line).
+      b.copies.push_back(far ? copy_set(home, partition) : home);
+      b.far_lines += far;
       if (far) continue;
       auto it = std::find_if(b.home_counts.begin(), b.home_counts.end(), [&](const auto& c) { return c.first == home.slice; });
       if (it == b.home_counts.end()) b.home_counts.emplace_back(home.slice, 1);
@@ -144,22 +150,45 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     for (const auto& [slice, lines] : b.home_counts)
       if (slices_[slice].queue.size() + lines > p_.queue_depth_per_slice) return refuse(slice, lines);
   }
-  line_sets_ = b.homes;
-  line_copy_ = b.kinds;
-  for (uint64_t l = first; l <= last; ++l) {
+  // Without far reads every line goes home: the kept lines serve as they are, with no copy.
+  const std::vector<SetRef>* sets = &b.homes;
+  const std::vector<uint8_t>* kinds = &b.kinds;
+  if (b.far_lines != 0) {
     // A far read asks its own partition's copy set first. The tags are looked up as the request
     // arrives, apart from the slice's data pipeline: only a read the copy serves waits in that
     // slice's queue; a miss goes on to the home slice without a second wait (measured: a far hit
     // costs hit_latency_far_cycles, whichever way it went).
-    if (line_copy_[l - first] == kHome) continue;
-    const SetRef c = copy_set(b.homes[l - first], partition);
-    const uint32_t found = find(c.base, l);
-    if (found != kNone && (sector_mask(req, l) & ~lines_[found].valid) == 0) {
-      line_copy_[l - first] = kCopyHit;
-      line_sets_[l - first] = c;
+    // Each lookup is a miss in a table of several MiB, and a memory-bound kernel repeats them at
+    // every retry: every copy set's tags are asked for first, then every found line, so that the
+    // misses overlap instead of following one another. Lookups change nothing: same answers.
+    line_sets_ = b.homes;
+    line_copy_ = b.kinds;
+    const size_t n = b.homes.size();
+    copy_found_.resize(n);
+    const size_t tag_bytes = size_t{p_.ways} * sizeof(uint64_t);
+    for (size_t i = 0; i < n; ++i) {
+      if (b.kinds[i] == kHome) continue;
+      const char* tags = reinterpret_cast<const char*>(&tags_[b.copies[i].base]);
+      for (size_t o = 0; o < tag_bytes; o += 64) __builtin_prefetch(tags + o);
+      __builtin_prefetch(tags + tag_bytes - 1);
     }
+    for (size_t i = 0; i < n; ++i) {
+      if (b.kinds[i] == kHome) continue;
+      copy_found_[i] = find(b.copies[i].base, first + i);
+      if (copy_found_[i] != kNone) __builtin_prefetch(&lines_[copy_found_[i]]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (b.kinds[i] == kHome) continue;
+      const uint32_t found = copy_found_[i];
+      if (found != kNone && (sector_mask(req, first + i) & ~lines_[found].valid) == 0) {
+        line_copy_[i] = kCopyHit;
+        line_sets_[i] = b.copies[i];
+      }
+    }
+    sets = &line_sets_;
+    kinds = &line_copy_;
   }
-  if (overflowing_slice() != kNone) return refuse(0, 0);
+  if (overflowing_slice(*sets) != kNone) return refuse(0, 0);
   if (w != nullptr) {
     blocked_free_.push_back(w->entry);
     waiting_.erase(w);
@@ -167,16 +196,17 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
   const uint32_t parent = take(parents_, free_parents_, Parent{req.id, static_cast<uint32_t>(last - first + 1), 0});
   for (uint64_t l = first; l <= last; ++l) {
     const uint8_t mask = sector_mask(req, l);
-    const auto [s, base] = line_sets_[l - first];
+    const auto [s, base] = (*sets)[l - first];
     // The set's ways are looked up when the slice serves this piece, after the queue ahead of it: ask
     // for them now, so that the lookup does not wait on memory (it was nearly all of find()'s time).
     const char* set = reinterpret_cast<const char*>(&lines_[base]);
     for (size_t b = 0; b < size_t{p_.ways} * sizeof(Line); b += 64) __builtin_prefetch(set + b);
     const char* tags = reinterpret_cast<const char*>(&tags_[base]);
     for (size_t b = 0; b < size_t{p_.ways} * sizeof(uint64_t); b += 64) __builtin_prefetch(tags + b);
-    copy_misses_ += line_copy_[l - first] == kCopyMiss;
+    const uint8_t kind = (*kinds)[l - first];
+    copy_misses_ += kind == kCopyMiss;
     const uint32_t piece = take(pieces_, free_pieces_,
-                                Piece{parent, l, mask, req.write, req.tag, partition, base, line_copy_[l - first] == kCopyHit});
+                                Piece{parent, l, mask, req.write, req.tag, partition, base, kind == kCopyHit});
     slices_[s].queue.push_back(piece);
     schedule(s, now);
   }
@@ -209,14 +239,14 @@ WaitingRequest* L2Cache::keep_waiting(const MemRequest& req, WaitingRequest* w) 
   return w;
 }
 
-uint32_t L2Cache::overflowing_slice() {
+uint32_t L2Cache::overflowing_slice(const std::vector<SetRef>& sets) {
   // Refused when some slice X has queue(X) + (lines at X) > depth.
   uint32_t full = kNone;
-  for (size_t i = 0; i < line_sets_.size() && full == kNone; ++i) {
-    const uint32_t s = line_sets_[i].slice;
+  for (size_t i = 0; i < sets.size() && full == kNone; ++i) {
+    const uint32_t s = sets[i].slice;
     if (slices_[s].queue.size() + ++slice_lines_[s] > p_.queue_depth_per_slice) full = s;
   }
-  for (const SetRef& at : line_sets_) slice_lines_[at.slice] = 0;
+  for (const SetRef& at : sets) slice_lines_[at.slice] = 0;
   return full;
 }
 

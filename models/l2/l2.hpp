@@ -188,6 +188,8 @@ class L2Cache : public FrontDevice {
     std::vector<SetRef> homes;   // each line's home slice and set
     std::vector<uint8_t> kinds;  // kHome, or kCopyMiss for a far read (its copy looked up at each try)
     std::vector<std::pair<uint32_t, uint32_t>> home_counts;  // (slice, lines that go home there whatever the copies hold)
+    std::vector<SetRef> copies;  // a far read's copy set in the reader's partition (the home for the others)
+    uint32_t far_lines = 0;      // lines of kind kCopyMiss
   };
   static constexpr size_t kMaxWaiting = size_t{1} << 20;
   WaitingTable waiting_;
@@ -196,8 +198,9 @@ class L2Cache : public FrontDevice {
   Blocked fresh_;                                  // try_enqueue: a first try's, kept if it is refused
   std::vector<uint32_t> slice_partition_;          // each slice's partition
   std::vector<uint32_t> slice_lines_;              // overflowing_slice(): lines counted at each slice (0 between calls)
-  // A slice whose queue cannot take the request's lines there (line_sets_), kNone if every one can.
-  uint32_t overflowing_slice();
+  std::vector<uint32_t> copy_found_;  // try_enqueue: the way holding each far line's copy, or kNone
+  // A slice whose queue cannot take the lines at the slices `sets` names, kNone if every one can.
+  uint32_t overflowing_slice(const std::vector<SetRef>& sets);
   // A request refused for the first time: fresh_ is kept for it in the pool; its table entry.
   WaitingRequest* keep_waiting(const MemRequest& req, WaitingRequest* w);
   std::unique_ptr<ReplacementPolicy> policy_;
