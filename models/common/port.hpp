@@ -161,6 +161,8 @@ class EventHeap {
   }
   bool empty() const { return heap_.empty(); }
   Tick top_time() const { return heap_.empty() ? kNever : heap_.front().t; }
+  // The next event's payload (not empty()): a unit may ask for its state ahead of handling it.
+  const Payload& top() const { return heap_.front().p; }
   Payload pop() {
     const Payload p = heap_.front().p;
     const Ev last = heap_.back();

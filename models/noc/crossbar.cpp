@@ -47,7 +47,7 @@ bool Crossbar::try_enqueue(const MemRequest& req, Tick now) {
     last_refused_port_ = sp;
     return false;
   }
-  Flight f{req.id, req.addr, sp, req.bytes, 0, req.source, req.write, req.tag};
+  Flight f{req.id, req.addr, req.bytes, 0, req.source, static_cast<uint16_t>(sp), req.write, req.tag};
   const uint32_t headers = lines_of(f) * p_.header_B;  // a header per line, as line requests carry
   f.down_bytes = req.write ? headers : req.bytes;
   const uint32_t up_bytes = req.write ? req.bytes : headers;
@@ -90,6 +90,8 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
   run_until(
       now, down_, events_, buf_,
       [&](const std::vector<MemCompletion>& batch) {
+        // Each flight was last touched when it went down: ask for all of them before the first.
+        for (const auto& c : batch) __builtin_prefetch(&flights_[c.id]);
         for (const auto& c : batch) {  // the response leaves through its memory ports
           const Flight& f = flights_[c.id];
           const Tick left = through_memory_ports(f, c.done, mem_down_free_, !f.write);
@@ -99,6 +101,9 @@ void Crossbar::advance(Tick now, std::vector<MemCompletion>& done) {
       },
       [&](Tick te) {
         const Event e = events_.pop();
+        // The next event's flight is most likely the next one read: ask for it while this one is
+        // handled (a prefetch changes no state, whatever comes next).
+        if (!events_.empty()) __builtin_prefetch(&flights_[events_.top().slot]);
         switch (e.kind) {
           case Kind::AtMemoryPort: {
             const Flight& f = flights_[e.slot];
