@@ -13,6 +13,7 @@
 // buffer read by SMs of both partitions (measured: docs/validation-captured.md, "The L2 keeps copies").
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -114,8 +115,35 @@ class L2Cache : public FrontDevice {
       else more.push_back(piece);
     }
   };
+  // A slice's queue of pieces, first in first out: a ring of piece indices whose capacity (a power
+  // of two) doubles when full. Its size is asked for each slice a request touches at every try of
+  // it, and a std::deque's size() is a dozen instructions over four of its pointers.
+  class PieceQueue {
+   public:
+    size_t size() const { return size_t(tail_ - head_); }
+    bool empty() const { return tail_ == head_; }
+    uint32_t front() const { return ring_[head_ & mask_]; }
+    void pop_front() { ++head_; }
+    void push_back(uint32_t piece) {
+      if (size() == ring_.size()) grow();
+      ring_[tail_++ & mask_] = piece;
+    }
+
+   private:
+    void grow() {
+      const size_t n = size();
+      std::vector<uint32_t> ring(std::max<size_t>(16, 2 * ring_.size()));
+      for (size_t i = 0; i < n; ++i) ring[i] = ring_[(head_ + i) & mask_];
+      ring_.swap(ring);
+      mask_ = ring_.size() - 1;
+      head_ = 0;
+      tail_ = n;
+    }
+    std::vector<uint32_t> ring_;
+    uint64_t head_ = 0, tail_ = 0, mask_ = 0;  // pieces head_ .. tail_ - 1 at ring_[i & mask_]
+  };
   struct Slice {
-    std::deque<uint32_t> queue;
+    PieceQueue queue;
     Tick free_at = 0;
     bool blocked = false, scheduled = false;
     uint32_t writebacks_out = 0;  // writebacks sent below whose acceptance has not come back
