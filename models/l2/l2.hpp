@@ -14,7 +14,6 @@
 #pragma once
 
 #include <algorithm>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
