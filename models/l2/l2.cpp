@@ -165,13 +165,8 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     line_copy_ = b.kinds;
     const size_t n = b.homes.size();
     copy_found_.resize(n);
-    const size_t tag_bytes = size_t{p_.ways} * sizeof(uint64_t);
-    for (size_t i = 0; i < n; ++i) {
-      if (b.kinds[i] == kHome) continue;
-      const char* tags = reinterpret_cast<const char*>(&tags_[b.copies[i].base]);
-      for (size_t o = 0; o < tag_bytes; o += 64) __builtin_prefetch(tags + o);
-      __builtin_prefetch(tags + tag_bytes - 1);
-    }
+    for (size_t i = 0; i < n; ++i)
+      if (b.kinds[i] != kHome) prefetch_tags(b.copies[i].base);
     for (size_t i = 0; i < n; ++i) {
       if (b.kinds[i] == kHome) continue;
       copy_found_[i] = find(b.copies[i].base, first + i);
@@ -201,8 +196,7 @@ bool L2Cache::try_enqueue(const MemRequest& req, Tick now) {
     // for them now, so that the lookup does not wait on memory (it was nearly all of find()'s time).
     const char* set = reinterpret_cast<const char*>(&lines_[base]);
     for (size_t b = 0; b < size_t{p_.ways} * sizeof(Line); b += 64) __builtin_prefetch(set + b);
-    const char* tags = reinterpret_cast<const char*>(&tags_[base]);
-    for (size_t b = 0; b < size_t{p_.ways} * sizeof(uint64_t); b += 64) __builtin_prefetch(tags + b);
+    prefetch_tags(base);
     const uint8_t kind = (*kinds)[l - first];
     copy_misses_ += kind == kCopyMiss;
     const uint32_t piece = take(pieces_, free_pieces_,

@@ -226,6 +226,13 @@ class L2Cache : public FrontDevice {
   std::vector<uint32_t> slice_partition_;          // each slice's partition
   std::vector<uint32_t> slice_lines_;              // overflowing_slice(): lines counted at each slice (0 between calls)
   std::vector<uint32_t> copy_found_;  // try_enqueue: the way holding each far line's copy, or kNone
+  // Asks for a set's tags (every host line they span) ahead of a lookup: a prefetch changes no state.
+  void prefetch_tags(uint32_t base) const {
+    const char* tags = reinterpret_cast<const char*>(&tags_[base]);
+    const size_t bytes = size_t{p_.ways} * sizeof(uint64_t);
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(tags + o);
+    __builtin_prefetch(tags + bytes - 1);
+  }
   // A slice whose queue cannot take the lines at the slices `sets` names, kNone if every one can.
   uint32_t overflowing_slice(const std::vector<SetRef>& sets);
   // A request refused for the first time: fresh_ is kept for it in the pool; its table entry.
