@@ -1,9 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/engine/run_result.hpp"
 
+#include <algorithm>
+
 #include "models/common/params.hpp"
+#include "traces/kernel_kind.hpp"
 
 namespace indexsim::sim {
+
+namespace {
+
+using Intervals = std::vector<std::pair<double, double>>;
+
+// Sorted, disjoint intervals covering the same time as `iv`.
+Intervals merged(Intervals iv) {
+  std::sort(iv.begin(), iv.end());
+  Intervals out;
+  for (const auto& [a, b] : iv) {
+    if (b <= a) continue;
+    if (!out.empty() && a <= out.back().second) out.back().second = std::max(out.back().second, b);
+    else out.emplace_back(a, b);
+  }
+  return out;
+}
+
+}  // namespace
+
+double exposed_communication_ns(const std::vector<KernelResult>& kernels) {
+  Intervals comm, other;
+  for (const auto& k : kernels)
+    (trace::is_communication(trace::kernel_kind(k.kind)) ? comm : other).emplace_back(k.start_ns, k.end_ns);
+  comm = merged(std::move(comm));
+  other = merged(std::move(other));
+  double exposed = 0;
+  size_t j = 0;
+  for (const auto& [a, b] : comm) {
+    double covered = 0;
+    while (j < other.size() && other[j].second <= a) ++j;
+    for (size_t i = j; i < other.size() && other[i].first < b; ++i)
+      covered += std::min(b, other[i].second) - std::max(a, other[i].first);
+    exposed += (b - a) - covered;
+  }
+  return exposed;
+}
 
 std::string run_key(const nlohmann::json& config) {
   const auto step = config.find("step");

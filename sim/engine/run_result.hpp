@@ -48,6 +48,12 @@ struct Metric {
 // trace whose content hash the configuration holds (the same trace anywhere is the same run).
 std::string run_key(const nlohmann::json& config);
 
+// The time in which some communication kernel (a collective, a dispatch or combine) runs and no
+// other kernel does: the communication a step waits for, with what overlaps it (two-batch overlap,
+// a prefetch on another stream) taken out. Measure of U_comm minus that of U_comm ∩ U_other, U the
+// union of the kernels' [start, end) intervals.
+double exposed_communication_ns(const std::vector<KernelResult>& kernels);
+
 struct RunResult {
   std::string key;                 // stable hash of `config`
   nlohmann::json config;           // the fully resolved configuration (hardware, workload, techniques, step)

@@ -467,6 +467,7 @@ RunResult simulate(const RunSpec& spec) {
     if (trace::is_communication(trace::kernel_kind(k.kind))) comm_ns += k.duration_ns();
   R.metric("communication_time", comm_ns / 1e3, "us");
   R.metric("communication_share", R.step_ns > 0 ? comm_ns / R.step_ns : 0, "fraction");
+  R.metric("communication_exposed_time", exposed_communication_ns(R.kernels) / 1e3, "us");
   for (TensorClass c : {TensorClass::weights, TensorClass::kv_cache, TensorClass::indexer_cache,
                         TensorClass::linear_state, TensorClass::activations})
     R.metric(std::string("footprint_") + trace::to_string(c), double(w.bytes_of(c)), "bytes");

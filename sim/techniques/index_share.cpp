@@ -131,6 +131,7 @@ class IndexShare : public Technique {
     if (compression_) m.indexer.storage_ratio *= compression_ratio_;
   }
 
+  bool edits_kernels() const override { return true; }
   void transform(Workload& w, TechniqueContext& ctx) const override {
     auto& rep = (*ctx.report)["index_share"];
     int first_full = -1;

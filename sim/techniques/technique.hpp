@@ -46,6 +46,9 @@ class Technique {
   virtual ~Technique() = default;
   virtual void reshape(trace::ModelShape& shape) const {}
   virtual void transform(Workload& w, TechniqueContext& ctx) const {}
+  // Whether transform() edits the kernel DAG (finds a layer's kernels, adds or moves some): it
+  // assumes one chain of kernels a step, so a step split into micro-batches is refused.
+  virtual bool edits_kernels() const { return false; }
 };
 
 // Built from the technique's config section; returns nullptr when the section says enabled: false.

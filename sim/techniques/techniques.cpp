@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/techniques/techniques.hpp"
 
+#include <stdexcept>
+
 namespace indexsim::sim {
 
 namespace {
@@ -32,7 +34,12 @@ void TechniquePipeline::reshape(trace::ModelShape& shape) const {
 }
 
 void TechniquePipeline::transform(Workload& w, TechniqueContext& ctx) const {
+  const auto& md = w.metadata();
+  const bool split = md.contains("two_batch_overlap") && md["two_batch_overlap"].value("micro_batches", 1) > 1;
   for (const auto& [name, t] : stages) {
+    if (split && t->edits_kernels())
+      throw std::invalid_argument("techniques." + name + " with workload deployment.two_batch_overlap = true: not modelled (" + name +
+                                  " edits one chain of kernels a step; the step is split into two micro-batches)");
     if (ctx.report) (*ctx.report)[name] = nlohmann::json::object();
     t->transform(w, ctx);
   }

@@ -420,7 +420,7 @@ uint32_t emit_deepep(Builder& b, const ExpertParallelShape& e, const LaunchLimit
 TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limits) {
   Builder b;
   CollectivePlan p;
-  emit_collective(b, c, limits.fabric, make_comm_buffers(b, c.name, c.layer), {}, 0, &p);
+  emit_collective(b, c, limits.fabric, make_comm_buffers(b, c.name, c.layer), {}, detail::Builder::kCurrentStream, &p);
   b.t.metadata = {{"source", "emulated"}, {"generator", kGeneratorVersion}, {"workload", to_string(c.op)},
                   {"bytes", c.bytes}, {"gpus", c.gpus},
                   {"launch", {{"library", "nccl"}, {"algorithm", to_string(p.algo)}, {"protocol", to_string(p.proto)},

@@ -68,7 +68,7 @@ struct CollectiveShape {
   int layer = -1;
 };
 uint32_t emit_collective(detail::Builder& b, const CollectiveShape& c, const FabricLimits& f, const CommBuffers& buf,
-                         const std::vector<uint32_t>& deps = {}, uint32_t stream = 0, CollectivePlan* plan = nullptr);
+                         const std::vector<uint32_t>& deps = {}, uint32_t stream = detail::Builder::kCurrentStream, CollectivePlan* plan = nullptr);
 
 // DeepEP's intranode normal kernels: every token goes once to every rank that holds one of its
 // top-k experts (dispatch, FP8 with a scale per 128 values), and comes back from each (combine,
@@ -93,11 +93,11 @@ struct ExpertParallelShape {
   uint64_t received_bytes() const;
 };
 uint32_t emit_expert_parallel(detail::Builder& b, const ExpertParallelShape& e, const FabricLimits& f,
-                              const CommBuffers& buf, const std::vector<uint32_t>& deps = {}, uint32_t stream = 0);
+                              const CommBuffers& buf, const std::vector<uint32_t>& deps = {}, uint32_t stream = detail::Builder::kCurrentStream);
 // What DeepEP launches for `e`: the normal kernel above, or with `low_latency` its pair of kernels,
 // shaped from the SM count as DeepEP's launch is. Returns the last kernel.
 uint32_t emit_deepep(detail::Builder& b, const ExpertParallelShape& e, const LaunchLimits& limits, const CommBuffers& buf,
-                     const std::vector<uint32_t>& deps = {}, uint32_t stream = 0);
+                     const std::vector<uint32_t>& deps = {}, uint32_t stream = detail::Builder::kCurrentStream);
 
 // One collective alone, as `indexsim bench collective` and the published cases run it.
 TraceData emulate_collective(const CollectiveShape& c, const LaunchLimits& limits);

@@ -21,51 +21,223 @@ using namespace detail;
 class StepEmulator {
  public:
   StepEmulator(const ModelShape& m, const StepParams& p, const LaunchLimits& lim)
-      : m_(m), p_(p), lim_(lim), T_(p.new_tokens()) {}
+      : m_(m), step_(p), lim_(lim), p_(p), T_(p.new_tokens()) {}
 
   TraceData run() {
-    validate(p_);
-    if (p_.context > UINT32_MAX) throw std::invalid_argument("context must fit in 32 bits (row indices)");
+    validate(step_);
+    if (step_.context > UINT32_MAX) throw std::invalid_argument("context must fit in 32 bits (row indices)");
     check_fabric();
-    build_global_tensors();
+    plan_micro_batches();
+    for_each_part([&] { build_part_tensors(); });
     // The model's layers and its LM head, then each MTP module (drafting): its projection of the
-    // hidden state and the next token's embedding, its layer, and the shared LM head again.
+    // hidden state and the next token's embedding, its layer, and the shared LM head again. With two
+    // micro-batches each layer is enqueued for the first, then the second, as SGLang's two-batch
+    // overlap interleaves them.
     for (const LayerShape& l : m_.layers)
-      if (!l.mtp) layer(l);
-    lm_head();
+      if (!l.mtp) for_each_part([&] { layer(l); });
+    for_each_part([&] { lm_head(); });
     for (const LayerShape& l : m_.layers)
-      if (l.mtp) {
-        const uint32_t w = b_.tensor(lname(l.index, "mtp_eh_proj_w"), TensorClass::weights, l.index,
-                                     m_.weight_bytes(m_.layer_params(l.index).mtp_proj));
-        gemm(l.index, "mtp_eh_proj", KernelKind::gemm, tokens(), m_.hidden_size, 2ull * m_.hidden_size, w, 0);
-        layer(l);
-        lm_head(lname(l.index, "mtp_lm_head"));
-      }
+      if (l.mtp)
+        for_each_part([&] {
+          const uint32_t w = weights(base_name(l.index, "mtp_eh_proj_w"), l.index, m_.weight_bytes(m_.layer_params(l.index).mtp_proj));
+          gemm(l.index, "mtp_eh_proj", KernelKind::gemm, tokens(), m_.hidden_size, 2ull * m_.hidden_size, w, 0);
+          layer(l);
+          lm_head(lname(l.index, "mtp_lm_head"));
+        });
+    for_each_part([&] {
+      b_.t.tensors[act_in_].bytes = act_bytes_;
+      b_.t.tensors[act_out_].bytes = act_bytes_;
+      b_.t.tensors[workspace_].bytes = std::max<uint64_t>(workspace_bytes_, 1);
+    });
+    if (parts_.size() > 1) interleave_stages();
     finish_metadata();
-    b_.t.tensors[act_in_].bytes = act_bytes_;
-    b_.t.tensors[act_out_].bytes = act_bytes_;
-    b_.t.tensors[workspace_].bytes = std::max<uint64_t>(workspace_bytes_, 1);
     return std::move(b_.t);
   }
 
  private:
-  const ModelShape& m_;
-  const StepParams& p_;
-  const LaunchLimits lim_;
-  const uint64_t T_;
-  Builder b_;
-  TopkPicker picker_;
-  uint32_t act_in_ = 0, act_out_ = 0, logits_ = 0, lm_w_ = 0, workspace_ = 0;
-  uint64_t workspace_bytes_ = 0;
-  uint64_t act_bytes_ = 0;
   // Per full layer: its top-k kernel, index tensor and the rows each (sequence, query tile) picked,
   // reused by the shared layers that follow.
   struct TopkResult {
     uint32_t kernel = 0, tensor = 0;
     std::vector<std::vector<uint32_t>> rows;  // [s * tiles + j]
   };
+
+  const ModelShape& m_;
+  const StepParams& step_;  // the whole step
+  const LaunchLimits lim_;
+  Builder b_;
+  TopkPicker picker_;
+  uint32_t lm_w_ = 0;
+  std::map<std::string, uint32_t> shared_;  // tensors by name that the micro-batches share (weights; caches split by tokens)
+  std::map<std::pair<int, std::string>, uint32_t> appended_;  // (layer, cache): the kernel that last appended to it
+
+  // The micro-batch being built: its step, stream and tensors. A step without two-batch overlap is
+  // one micro-batch, the whole step. switch_to() parks these members in parts_ while another is built.
+  StepParams p_;
+  uint64_t T_;
+  uint64_t first_sequence_ = 0;  // of the whole batch: the emulated top-k picks follow the sequence
+  std::string prefix_;           // of its kernel and tensor names
+  uint32_t act_in_ = 0, act_out_ = 0, logits_ = 0, workspace_ = 0;
+  uint64_t workspace_bytes_ = 0;
+  uint64_t act_bytes_ = 0;
   std::map<int, TopkResult> topk_;
   std::optional<CommBuffers> comm_;
+
+  struct Part {
+    StepParams p;
+    uint64_t T = 0, first_sequence = 0;
+    std::string prefix;
+    uint32_t stream = 0, act_in = 0, act_out = 0, logits = 0, workspace = 0;
+    uint64_t workspace_bytes = 0, act_bytes = 0;
+    std::map<int, TopkResult> topk;
+    std::optional<CommBuffers> comm;
+  };
+  std::vector<Part> parts_;
+  size_t cur_ = 0;
+  bool split_tokens_ = false;  // the micro-batches split one sequence's tokens, not the sequences
+  std::string split_;          // how the step was split, for the metadata
+
+  void exchange(Part& s) {
+    std::swap(p_, s.p);
+    std::swap(T_, s.T);
+    std::swap(first_sequence_, s.first_sequence);
+    std::swap(prefix_, s.prefix);
+    std::swap(b_.current_stream, s.stream);
+    std::swap(act_in_, s.act_in);
+    std::swap(act_out_, s.act_out);
+    std::swap(logits_, s.logits);
+    std::swap(workspace_, s.workspace);
+    std::swap(workspace_bytes_, s.workspace_bytes);
+    std::swap(act_bytes_, s.act_bytes);
+    std::swap(topk_, s.topk);
+    std::swap(comm_, s.comm);
+  }
+  // The members hold part cur_; parts_[cur_] is a spent slot. Park them there, then take part i's.
+  void switch_to(size_t i) {
+    if (i == cur_) return;
+    exchange(parts_[cur_]);
+    exchange(parts_[i]);
+    cur_ = i;
+  }
+  template <class F>
+  void for_each_part(F&& f) {
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      switch_to(i);
+      f();
+    }
+    switch_to(0);
+  }
+
+  // Two-batch overlap splits the step as SGLang's does (batch_overlap/two_batch_overlap.py,
+  // compute_split_seq_index and _split_extend_seqs): a decode batch at B / 2 sequences (the first
+  // micro-batch takes the smaller half; one sequence is not split); a prefill of equal sequences at
+  // its balanced sum (the first takes the larger half); a prefill of one sequence, whose balanced
+  // split would leave one side empty, at half its tokens ("two-chunk"), the second half attending
+  // to the first's keys. SGLang does not split a prefill whose dispatch runs DeepEP's low-latency
+  // kernels. Each layer is built for both before the next; interleave_stages() then orders them.
+  void plan_micro_batches() {
+    parts_.assign(1, Part{});
+    if (!m_.deployment.two_batch_overlap) return;
+    const bool decode = step_.phase == Phase::decode;
+    const auto& dep = m_.deployment;
+    StepParams a = step_, b = step_;
+    if (!decode && dep.expert_parallel > dep.attention_tensor_parallel && dep.low_latency_ep(false)) {
+      split_ = "none: a prefill with low-latency dispatch";
+      return;
+    }
+    if (step_.batch >= 2) {
+      a.batch = decode ? step_.batch / 2 : (step_.batch + 1) / 2;
+      b.batch = step_.batch - a.batch;
+      split_ = "sequences";
+    } else if (!decode && step_.chunk_tokens >= 2) {
+      a.chunk_tokens = step_.chunk_tokens / 2;
+      b.chunk_tokens = step_.chunk_tokens - a.chunk_tokens;
+      a.context = step_.context - b.chunk_tokens;
+      split_tokens_ = true;
+      split_ = "tokens";
+    } else {
+      split_ = "none: a decode step of one sequence";
+      return;
+    }
+    p_ = a;
+    T_ = a.new_tokens();
+    Part second;
+    second.p = b;
+    second.T = b.new_tokens();
+    second.first_sequence = split_tokens_ ? 0 : a.batch;
+    second.prefix = "mb1.";
+    second.stream = 1;
+    parts_.push_back(std::move(second));
+  }
+
+  // Each micro-batch was built on a stream of its own (its index); SGLang runs both on one compute
+  // stream, alternating at each communication: a micro-batch runs until it has launched its
+  // dispatch, combine or collective, then the other runs (the YieldOperation after each launch in
+  // its operation lists) while that communication proceeds. So a micro-batch's kernels are cut
+  // into stages, each ending with a run of communication kernels, and enqueued stage by stage,
+  // first micro-batch first: compute on stream 0 in that order, micro-batch i's communication on
+  // stream 1 + i, each kernel still waiting for the one before it in its own micro-batch.
+  void interleave_stages() {
+    auto& ks = b_.t.kernels;
+    const size_t n = ks.size();
+    std::vector<uint64_t> stage(n);
+    std::vector<uint64_t> current(parts_.size(), 0);
+    std::vector<bool> after_comm(parts_.size(), false);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t mb = ks[i].stream;
+      const bool comm = is_communication(ks[i].kind);
+      if (!comm && after_comm[mb]) ++current[mb];
+      after_comm[mb] = comm;
+      stage[i] = current[mb];
+    }
+    std::vector<uint32_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = uint32_t(i);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return stage[a] != stage[b] ? stage[a] < stage[b] : ks[a].stream < ks[b].stream;
+    });
+    std::vector<uint32_t> renamed(n);
+    for (size_t i = 0; i < n; ++i) renamed[order[i]] = uint32_t(i);
+    std::vector<KernelRecord> out;
+    out.reserve(n);
+    int64_t last_compute = -1;
+    for (uint32_t old : order) {
+      KernelRecord k = std::move(ks[old]);
+      k.id = renamed[old];
+      for (uint32_t& d : k.deps) d = renamed[d];
+      if (is_communication(k.kind)) {
+        k.stream = 1 + k.stream;
+      } else {
+        k.stream = 0;
+        if (last_compute >= 0 && std::find(k.deps.begin(), k.deps.end(), uint32_t(last_compute)) == k.deps.end())
+          k.deps.push_back(uint32_t(last_compute));
+        last_compute = k.id;
+      }
+      out.push_back(std::move(k));
+    }
+    ks = std::move(out);
+    for (AccessRecord& a : b_.t.accesses) a.kernel = renamed[a.kernel];
+  }
+
+  // Weights are the model's: one tensor a name, whichever micro-batch asks.
+  uint32_t weights(const std::string& name, int layer, uint64_t bytes) {
+    auto [it, fresh] = shared_.try_emplace(name, 0);
+    if (fresh) it->second = b_.tensor(name, TensorClass::weights, layer, bytes);
+    return it->second;
+  }
+  // A cache of the sequences: a micro-batch of its own sequences has its own; micro-batches that
+  // split one sequence's tokens share it, as large as the later one's context needs.
+  uint32_t cache(const std::string& what, TensorClass cls, int layer, uint64_t bytes) {
+    auto [it, fresh] = shared_.try_emplace(split_tokens_ ? base_name(layer, what) : lname(layer, what), 0);
+    if (fresh) it->second = b_.tensor(it->first, cls, layer, bytes);
+    else b_.t.tensors[it->second].bytes = std::max(b_.t.tensors[it->second].bytes, bytes);
+    return it->second;
+  }
+  // Split by tokens, a micro-batch's reads of a cache wait for the earlier one's append to it.
+  std::vector<uint32_t> after_earlier_append(int layer, const std::string& cache) const {
+    if (!split_tokens_ || cur_ == 0) return {};
+    const auto it = appended_.find({layer, cache});
+    return it == appended_.end() ? std::vector<uint32_t>{} : std::vector<uint32_t>{it->second};
+  }
 
   uint64_t tokens() const { return uint64_t(p_.batch) * T_; }
   uint32_t wbits() const { return precision_bits(m_.weight_precision); }
@@ -89,18 +261,22 @@ class StepEmulator {
                                   " GPUs (fabric.gpus_per_switch_domain); traffic between domains is not modelled");
   }
 
-  std::string lname(int layer, const std::string& what) const { return "L" + std::to_string(layer) + "." + what; }
+  static std::string base_name(int layer, const std::string& what) { return "L" + std::to_string(layer) + "." + what; }
+  std::string lname(int layer, const std::string& what) const { return prefix_ + base_name(layer, what); }
 
-  void build_global_tensors() {
-    act_in_ = b_.tensor("act.in", TensorClass::activations, -1, 0);
-    act_out_ = b_.tensor("act.out", TensorClass::activations, -1, 0);
-    b_.tensor("embedding", TensorClass::weights, -1, m_.weight_bytes(m_.embedding_params() / 2));
-    lm_w_ = b_.tensor("lm_head", TensorClass::weights, -1, m_.weight_bytes(m_.embedding_params() / 2));
+  // The micro-batch's activations and scratch; the first also creates the embedding and LM head.
+  void build_part_tensors() {
+    act_in_ = b_.tensor(prefix_ + "act.in", TensorClass::activations, -1, 0);
+    act_out_ = b_.tensor(prefix_ + "act.out", TensorClass::activations, -1, 0);
+    if (cur_ == 0) {
+      weights("embedding", -1, m_.weight_bytes(m_.embedding_params() / 2));
+      lm_w_ = weights("lm_head", -1, m_.weight_bytes(m_.embedding_params() / 2));
+    }
     if (m_.count_indexer_layers() > 0)
-      logits_ = b_.tensor("indexer_logits", TensorClass::scratch, -1,
+      logits_ = b_.tensor(prefix_ + "indexer_logits", TensorClass::scratch, -1,
                           tokens() * m_.indexer_entries(p_.context) * 4);
     // Top-k and split-KV attention scratch (sized once every kernel is built).
-    workspace_ = b_.tensor("kernel_workspace", TensorClass::scratch, -1, 0);
+    workspace_ = b_.tensor(prefix_ + "kernel_workspace", TensorClass::scratch, -1, 0);
   }
 
   // A projection GEMM: activations [tokens × K] times weights [N × K] (slice at w_base of w_tensor),
@@ -135,9 +311,9 @@ class StepEmulator {
     const auto& a = m_.mla;
     const uint64_t H = m_.local_heads(), h = m_.hidden_size, M = tokens(), B = p_.batch;
     const auto params = m_.layer_params(L);
-    const uint32_t w = b_.tensor(lname(L, "attn_w"), TensorClass::weights, L, m_.weight_bytes(params.attention));
+    const uint32_t w = weights(base_name(L, "attn_w"), L, m_.weight_bytes(params.attention));
     const uint64_t kvb = a.kv_bytes_per_token;
-    const uint32_t kv = b_.tensor(lname(L, "kv_cache"), TensorClass::kv_cache, L, B * p_.context * kvb);
+    const uint32_t kv = cache("kv_cache", TensorClass::kv_cache, L, B * p_.context * kvb);
 
     uint64_t off = 0;
     const uint64_t n_qkv_a = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
@@ -154,8 +330,10 @@ class StepEmulator {
 
     const uint32_t app = b_.kernel(lname(L, "kv_append"), KernelKind::kv_append, L, {B, 1, 1}, m_.kernels.elementwise);
     b_.strided(app, kv, true, 0, B, (p_.context - T_) * kvb, int64_t(p_.context * kvb), T_ * kvb, 1, 0);
+    const std::vector<uint32_t> after = after_earlier_append(L, "kv_cache");
+    appended_[{L, "kv_cache"}] = app;
 
-    sparse_attention(l, kv);
+    sparse_attention(l, kv, after);
 
     const uint64_t n_ov = H * a.v_head_dim;
     gemm(L, "o_absorb", KernelKind::gemm, M, n_ov, a.kv_lora_rank, w, off);  // W_UV back from the latent
@@ -184,8 +362,8 @@ class StepEmulator {
     if (!comm_) {
       CommBuffers c;
       c.in = c.out = act_out_;
-      c.peer = b_.tensor("comm.peer", TensorClass::peer, -1, 1);
-      c.fifo = b_.tensor("comm.fifo", TensorClass::scratch, -1, 1);
+      c.peer = b_.tensor(prefix_ + "comm.peer", TensorClass::peer, -1, 1);
+      c.fifo = b_.tensor(prefix_ + "comm.fifo", TensorClass::scratch, -1, 1);
       comm_ = c;
     }
     return *comm_;
@@ -199,9 +377,8 @@ class StepEmulator {
     const auto& ks = m_.kernels;
     const uint64_t IH = m_.local_index_heads(), M = tokens(), B = p_.batch, h = m_.hidden_size;
     const uint64_t eb = ix.bytes_per_entry(), cap = m_.indexer_entries(p_.context), pool = ix.pool_tokens;
-    const uint32_t w = b_.tensor(lname(L, "indexer_w"), TensorClass::weights, L,
-                                 m_.weight_bytes(m_.layer_params(L).indexer));
-    const uint32_t cache = b_.tensor(lname(L, "indexer_cache"), TensorClass::indexer_cache, L, B * cap * eb);
+    const uint32_t w = weights(base_name(L, "indexer_w"), L, m_.weight_bytes(m_.layer_params(L).indexer));
+    const uint32_t cache = this->cache("indexer_cache", TensorClass::indexer_cache, L, B * cap * eb);
     const uint64_t kt = ix.topk / pool;  // entries selected per query
     const uint32_t idx = b_.tensor(lname(L, "topk_indices"), TensorClass::topk_indices, L, M * kt * 4);
 
@@ -217,12 +394,14 @@ class StepEmulator {
     b_.strided(app, cache, false, 0, B, first_slot * eb, int64_t(cap * eb), old_tail * eb, 1, 0);
     b_.strided(app, cache, true, 0, B, first_slot * eb, int64_t(cap * eb), (cap - first_slot) * eb, 1, 0);
     if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.entry_dim() * 4.0;
+    const std::vector<uint32_t> after = after_earlier_append(L, "indexer_cache");
+    appended_[{L, "indexer_cache"}] = app;
 
     const uint64_t row4 = cap * 4;  // one query's logits row
     if (p_.phase == Phase::decode && q_tiles() == 1 && lim_.warpgroup_mma && paged_mqa_smem() <= lim_.smem_per_cta_bytes) {
-      paged_mqa_logits(L, cache, row4);
+      paged_mqa_logits(L, cache, row4, after);
     } else {
-      tiled_scoring(L, cache, row4);
+      tiled_scoring(L, cache, row4, after);
     }
     double flops = 0;
     for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.entry_dim() * double(m_.indexer_entries(visible(t)));
@@ -241,7 +420,7 @@ class StepEmulator {
 
   // Indexer scoring in tiles of the workload config: per sequence and query tile, one CTA per tile
   // of the entries the tile's last query sees (prefill, and GPUs without wgmma).
-  void tiled_scoring(int L, uint32_t cache, uint64_t row4) {
+  void tiled_scoring(int L, uint32_t cache, uint64_t row4, const std::vector<uint32_t>& after) {
     const auto& ks = m_.kernels;
     const uint64_t B = p_.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(p_.context);
     const uint64_t tt = ks.indexer_tile_tokens, nq = q_tiles();
@@ -249,7 +428,7 @@ class StepEmulator {
     for (uint64_t j = 0; j < nq; ++j)
       tiles_before[j + 1] = tiles_before[j] + ceil_div(m_.indexer_entries(visible(tile_end(j) - 1)), tt);
     const uint64_t X = tiles_before[nq];
-    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {X, B, 1}, ks.indexer_score);
+    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {X, B, 1}, ks.indexer_score, after);
     for (uint64_t s = 0; s < B; ++s)
       for (uint64_t j = 0; j < nq; ++j) {
         const uint64_t e = m_.indexer_entries(visible(tile_end(j) - 1)), full = e / tt, rem = e % tt;
@@ -273,14 +452,14 @@ class StepEmulator {
     const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads(), E = m_.indexer.entry_dim();
     return kMqaStages * (T_ * IH * D + T_ * IH * 4) + kMqaMathWg * kMqaStages * kMqaPage * (E + 4);
   }
-  void paged_mqa_logits(int L, uint32_t cache, uint64_t row4) {
+  void paged_mqa_logits(int L, uint32_t cache, uint64_t row4, const std::vector<uint32_t>& after) {
     constexpr uint64_t kSplit = kMqaSplit, kMathWg = kMqaMathWg;
     const uint64_t B = p_.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(p_.context);
     const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads(), e = m_.indexer_entries(visible(T_ - 1));
     const uint64_t sms = lim_.units, per_seq = ceil_div(e, kSplit), total = B * per_seq;
     const KernelShape shape{uint32_t(128 + 128 * kMathWg), uint32_t(paged_mqa_smem()),
                             uint32_t((128 * 64 + 128 * kMathWg * 104) / (128 + 128 * kMathWg))};
-    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {sms, 1, 1}, shape);
+    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {sms, 1, 1}, shape, after);
     const uint64_t q = total / sms, r = total % sms;
     for (uint64_t c = 0; c < sms; ++c) {
       uint64_t first = c * q + std::min(c, r);
@@ -301,7 +480,7 @@ class StepEmulator {
   // a tile holds all of a sequence's new tokens). With pooled keys, top-k picks pooled entries that
   // expand to `pool` consecutive tokens, and the incomplete tail pool is always in.
   std::vector<uint32_t> pick_rows(int layer, uint64_t s, uint64_t j) {
-    Rng rng(sub_seed(p_.seed, uint64_t(layer), s, j));
+    Rng rng(sub_seed(p_.seed, uint64_t(layer), first_sequence_ + s, j));
     const uint64_t n = visible(tile_end(j) - 1), pool = m_.indexer.pool_tokens;
     if (pool == 1) return picker_.pick(n, m_.indexer.topk, m_.selection, rng);
     TopkSelection sel = m_.selection;
@@ -393,7 +572,7 @@ class StepEmulator {
     return so;
   }
 
-  void sparse_attention(const LayerShape& l, uint32_t kv) {
+  void sparse_attention(const LayerShape& l, uint32_t kv, const std::vector<uint32_t>& after) {
     const int L = l.index;
     const auto& a = m_.mla;
     const TopkResult& src = topk_.at(l.topk_source);
@@ -418,6 +597,7 @@ class StepEmulator {
     // The data dependency on the top-k is explicit even where stream order implies it, so that a
     // transform moving kernels to other streams keeps it; a shared layer names an earlier layer's.
     sm.deps = {src.kernel};
+    sm.deps.insert(sm.deps.end(), after.begin(), after.end());
     sm.rows = &src.rows;
     workspace_bytes_ = std::max(workspace_bytes_, sparse_mla(b_, sm, lim_));
   }
@@ -427,14 +607,15 @@ class StepEmulator {
     const auto& lin = m_.linear;
     const uint64_t H = m_.local_linear_heads(), HD = H * lin.head_dim, h = m_.hidden_size, M = tokens(),
                    B = p_.batch;
-    const uint32_t w = b_.tensor(lname(L, "attn_w"), TensorClass::weights, L,
-                                 m_.weight_bytes(m_.layer_params(L).attention));
+    const uint32_t w = weights(base_name(L, "attn_w"), L, m_.weight_bytes(m_.layer_params(L).attention));
     const uint64_t per_seq = m_.linear_state_bytes_per_sequence(L);
-    const uint32_t st = b_.tensor(lname(L, "linear_state"), TensorClass::linear_state, L, B * per_seq);
+    const uint32_t st = cache("linear_state", TensorClass::linear_state, L, B * per_seq);
     gemm(L, "kda_in_proj", KernelKind::gemm, M, 4 * HD + H, h, w, 0);
     // One CTA per (head, sequence) holds the head's dk×dv state: read once, updated over the step's
     // tokens (recurrently in decode, chunk-wise on Tensor Cores in prefill), written back once.
-    const uint32_t id = b_.kernel(lname(L, "linear_state_update"), KernelKind::linear_state, L, {H, B, 1}, m_.kernels.linear_state);
+    const uint32_t id = b_.kernel(lname(L, "linear_state_update"), KernelKind::linear_state, L, {H, B, 1}, m_.kernels.linear_state,
+                                  after_earlier_append(L, "linear_state"));
+    appended_[{L, "linear_state"}] = id;
     const uint64_t head_bytes = per_seq / H;
     b_.strided(id, st, false, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
     b_.strided(id, st, true, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
@@ -448,8 +629,7 @@ class StepEmulator {
   void dense_mlp(const LayerShape& l) {
     const int L = l.index;
     const uint64_t I = m_.mlp.dense_intermediate_size / m_.deployment.dense_tensor_parallel, h = m_.hidden_size;
-    const uint32_t w = b_.tensor(lname(L, "mlp_w"), TensorClass::weights, L,
-                                 m_.weight_bytes(m_.layer_params(L).dense_mlp));
+    const uint32_t w = weights(base_name(L, "mlp_w"), L, m_.weight_bytes(m_.layer_params(L).dense_mlp));
     gemm(L, "mlp_up", KernelKind::gemm, tokens(), 2 * I, h, w, 0);
     gemm(L, "mlp_down", KernelKind::gemm, tokens(), h, I, w, bytes_of(2 * I * h, wbits()));
     all_reduce(L, "mlp_all_reduce", m_.deployment.dense_tensor_parallel);
@@ -460,7 +640,7 @@ class StepEmulator {
     const auto& mlp = m_.mlp;
     const auto params = m_.layer_params(L);
     const uint64_t h = m_.hidden_size, M = tokens(), I = mlp.moe_intermediate_size;
-    const uint32_t rw = b_.tensor(lname(L, "router_w"), TensorClass::weights, L, m_.weight_bytes(params.router));
+    const uint32_t rw = weights(base_name(L, "router_w"), L, m_.weight_bytes(params.router));
     gemm(L, "router", KernelKind::gemm, M, mlp.routed_experts, h, rw, 0);
     // Data-parallel attention (its TP group smaller than the EP group): each rank holds its own
     // tokens, which DeepEP sends to the ranks of their experts and brings back. Otherwise every
@@ -471,13 +651,12 @@ class StepEmulator {
     if (dispatch) expert_parallel(L, KernelKind::ep_dispatch);
     if (mlp.shared_experts > 0) {
       const uint64_t Is = uint64_t(mlp.shared_experts) * I / m_.deployment.dense_tensor_parallel;
-      const uint32_t sw = b_.tensor(lname(L, "shared_expert_w"), TensorClass::weights, L,
-                                    m_.weight_bytes(params.shared_experts));
+      const uint32_t sw = weights(base_name(L, "shared_expert_w"), L, m_.weight_bytes(params.shared_experts));
       gemm(L, "shared_up", KernelKind::gemm, M, 2 * Is, h, sw, 0);
       gemm(L, "shared_down", KernelKind::gemm, M, h, Is, sw, bytes_of(2 * Is * h, wbits()));
     }
     const uint64_t El = m_.local_routed_experts();
-    const uint32_t ew = b_.tensor(lname(L, "experts_w"), TensorClass::weights, L, m_.weight_bytes(params.routed_experts));
+    const uint32_t ew = weights(base_name(L, "experts_w"), L, m_.weight_bytes(params.routed_experts));
     const uint32_t touched = experts_touched(static_cast<uint32_t>(El), mlp.active_experts, mlp.routed_experts, M);
     // Which local experts receive tokens (seeded): only where their weights sit.
     Rng rng(sub_seed(p_.seed, 0x6d6f65ull, uint64_t(L)));
@@ -550,7 +729,7 @@ class StepEmulator {
     // Decode scores every new token (MTP drafts are verified); a prefill chunk samples its last token.
     const uint64_t M = p_.phase == Phase::decode ? tokens() : p_.batch;
     gemm(-1, "lm_head", KernelKind::gemm, M, m_.vocab_size / m_.deployment.attention_tensor_parallel, m_.hidden_size, lm_w_, 0);
-    b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = name;
+    b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = name == "lm_head" ? prefix_ + name : name;
     // The vocabulary is split over the attention TP group: its logits (FP32) are gathered.
     const uint32_t tp = m_.deployment.attention_tensor_parallel;
     if (tp > 1) {
@@ -558,7 +737,7 @@ class StepEmulator {
       c.op = KernelKind::all_gather;
       c.bytes = M * m_.vocab_size * 4;
       c.gpus = tp;
-      c.name = name == "lm_head" ? "logits_all_gather" : name + "_all_gather";
+      c.name = name == "lm_head" ? prefix_ + "logits_all_gather" : name + "_all_gather";
       emit_collective(b_, c, lim_.fabric, comm_buffers());
       note_activations();
     }
@@ -570,8 +749,9 @@ class StepEmulator {
     md["generator"] = kGeneratorVersion;
     md["workload"] = m_.name;
     md["workload_config"] = m_.resolved;
-    md["step"] = p_.to_json();
-    md["seed"] = p_.seed;
+    md["step"] = step_.to_json();
+    md["seed"] = step_.seed;
+    if (m_.deployment.two_batch_overlap) md["two_batch_overlap"] = {{"micro_batches", parts_.size()}, {"split", split_}};
     md.update(m_.describe());
   }
 };

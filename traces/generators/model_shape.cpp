@@ -117,6 +117,7 @@ ModelShape load_model_shape(const Node& root) {
   m.deployment.expert_parallel_kernels = ep_kernels == "normal"        ? EpKernels::normal
                                          : ep_kernels == "low_latency" ? EpKernels::low_latency
                                                                        : EpKernels::by_phase;
+  m.deployment.two_batch_overlap = dep.opt<bool>("two_batch_overlap", false);
   for (const char* k : {"attention_tensor_parallel", "dense_tensor_parallel", "expert_parallel"}) {
     const uint32_t v = dep.req<uint32_t>(k, Rule::power_of_two());
     if (v > m.deployment.gpus) dep.fail(k, std::to_string(v), "must be <= gpus (" + std::to_string(m.deployment.gpus) + ")");

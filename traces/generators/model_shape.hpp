@@ -99,6 +99,9 @@ struct DeploymentShape {
   uint32_t expert_parallel = 1;            // routed experts
   double expert_load_skew = 1.0;           // the busiest rank receives this multiple of the mean tokens
   EpKernels expert_parallel_kernels = EpKernels::by_phase;
+  // Two-batch overlap (SGLang's --enable-two-batch-overlap): the step runs as two micro-batches on
+  // two streams, so that one's communication overlaps the other's compute (traces/generators/emulate.cpp).
+  bool two_batch_overlap = false;
   bool low_latency_ep(bool decode) const {
     return expert_parallel_kernels == EpKernels::low_latency || (expert_parallel_kernels == EpKernels::by_phase && decode);
   }

@@ -92,6 +92,9 @@ class TopkPicker {
 class Builder {
  public:
   TraceData t;
+  // Kernels that name no stream go on this one (a step split into micro-batches builds each on its own).
+  static constexpr uint32_t kCurrentStream = UINT32_MAX;
+  uint32_t current_stream = 0;
 
   uint32_t tensor(const std::string& name, TensorClass cls, int layer, uint64_t bytes) {
     TensorRecord r;
@@ -105,7 +108,8 @@ class Builder {
   }
 
   uint32_t kernel(const std::string& name, KernelKind kind, int layer, std::array<uint64_t, 3> grid,
-                  const KernelShape& ks, std::vector<uint32_t> extra_deps = {}, uint32_t stream = 0) {
+                  const KernelShape& ks, std::vector<uint32_t> extra_deps = {}, uint32_t stream = kCurrentStream) {
+    if (stream == kCurrentStream) stream = current_stream;
     KernelRecord k;
     k.id = static_cast<uint32_t>(t.kernels.size());
     k.name = name;
