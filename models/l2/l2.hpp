@@ -62,7 +62,7 @@ class L2Cache : public FrontDevice {
   explicit L2Cache(const L2Params& p);
   void attach(std::unique_ptr<MemoryDevice> downstream) override { down_.reset(std::move(downstream)); }
 
-  bool try_enqueue(const MemRequest& req, Tick now) override;
+  bool try_enqueue(const MemRequest& req, Tick now) override;  // l2_admit.cpp
   Tick next_event() const override { return std::min(events_.top_time(), down_.next_event()); }
   void advance(Tick now, std::vector<MemCompletion>& done) override;
   double peak_bandwidth_GBps() const override;
