@@ -172,11 +172,13 @@ class StepEmulator {
 
   // Each micro-batch was built on a stream of its own (its index); SGLang runs both on one compute
   // stream, alternating at each communication: a micro-batch runs until it has launched its
-  // dispatch, combine or collective, then the other runs (the YieldOperation after each launch in
-  // its operation lists) while that communication proceeds. So a micro-batch's kernels are cut
-  // into stages, each ending with a run of communication kernels, and enqueued stage by stage,
-  // first micro-batch first: compute on stream 0 in that order, micro-batch i's communication on
-  // stream 1 + i, each kernel still waiting for the one before it in its own micro-batch.
+  // dispatch, combine or collective, then the other runs while that communication proceeds (the
+  // YieldOperation after each dispatch and combine launch of its DeepSeek prefill strategy,
+  // batch_overlap/operations_strategy.py; its decode strategy's finer stages are not modelled).
+  // So a micro-batch's kernels are cut into stages, each ending with a run of communication
+  // kernels, and enqueued stage by stage, first micro-batch first: compute on stream 0 in that
+  // order, micro-batch i's communication on stream 1 + i, each kernel still waiting for the one
+  // before it in its own micro-batch.
   void interleave_stages() {
     auto& ks = b_.t.kernels;
     const size_t n = ks.size();
