@@ -47,7 +47,7 @@ class DimPrune : public Technique {
     kept_ = m.indexer.head_dim;
   }
 
-  bool edits_kernels() const override { return true; }
+  bool assumes_one_chain() const override { return true; }
   void transform(Workload& w, TechniqueContext& ctx) const override {
     auto& rep = (*ctx.report)["dim_prune"];
     rep["kept_dims"] = kept_;

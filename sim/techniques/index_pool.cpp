@@ -68,7 +68,7 @@ class IndexPool : public Technique {
   }
   uint32_t param_bytes() const { return precision_ == "fp16" ? 2 : 4; }
 
-  bool edits_kernels() const override { return true; }
+  bool assumes_one_chain() const override { return true; }
   void transform(Workload& w, TechniqueContext& ctx) const override {
     auto& rep = (*ctx.report)["index_pool"];
     rep["ratio"] = ratio_;

@@ -18,11 +18,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_set>
 
 #include "sim/techniques/page_split.hpp"
 
+#include "traces/generators/emulate.hpp"
 #include "traces/kernel_geometry.hpp"
 #include "sim/techniques/technique.hpp"
 
@@ -131,19 +133,25 @@ class IndexShare : public Technique {
     if (compression_) m.indexer.storage_ratio *= compression_ratio_;
   }
 
-  bool edits_kernels() const override { return true; }
   void transform(Workload& w, TechniqueContext& ctx) const override {
     auto& rep = (*ctx.report)["index_share"];
+    // A step split for two-batch overlap has a chain of kernels a micro-batch, each with its own
+    // top-k and attention kernels (and, split by sequences, its own caches, which the first layer's
+    // pin and NPU copy do not know of).
+    const uint32_t parts = micro_batches(w.metadata());
+    if (parts > 1 && (first_layer_sram_ || npu_share_ > 0))
+      throw std::invalid_argument(std::string("techniques.index_share.") + (first_layer_sram_ ? "first_layer_sram" : "first_layer_npu_share") +
+                                  " with workload deployment.two_batch_overlap = true: not modelled (the first layer's cache is a micro-batch's)");
     int first_full = -1;
     // A layer's top-k is a chain of kernels (kernels/topk.cu): the last one writes the indices.
-    std::map<int, size_t> topk_of;
+    TopkOf topk_of(parts);
     for (size_t v = 0; v < w.kernels().size(); ++v) {
       const auto& k = w.kernels()[v];
       if (k.removed || k.rec.kind != trace::KernelKind::topk) continue;
-      topk_of[k.rec.layer] = v;
+      topk_of[trace::micro_batch_of(k.rec.name)][k.rec.layer] = v;
       if (first_full < 0 || k.rec.layer < first_full) first_full = k.rec.layer;
     }
-    rep["full_layers"] = topk_of.size();
+    rep["full_layers"] = topk_of[0].size();
     // With an NPU share, the NPU's copy of its part of the first layer's index is pinned first.
     const uint64_t npu_copy = npu_share_ > 0 && first_full >= 0 ? offload_first_layer(w, first_full, ctx, rep) : 0;
     // The first full layer's index cache in the SRAM: whole where it fits (beside the NPU's copy, if
@@ -169,11 +177,19 @@ class IndexShare : public Technique {
   }
 
  private:
-  void add_prefetches(Workload& w, const std::map<int, size_t>& topk_of, const TechniqueContext& ctx, nlohmann::json& rep) const {
-    // Kernels of each layer in launch order, to find the one a prefetch should overlap.
-    std::map<int, std::vector<size_t>> by_layer;
+  // Each micro-batch's top-k kernels by layer (one map without two-batch overlap).
+  using TopkOf = std::vector<std::map<int, size_t>>;
+
+  void add_prefetches(Workload& w, const TopkOf& topk_of, const TechniqueContext& ctx, nlohmann::json& rep) const {
+    // Kernels of each micro-batch's layers in launch order, to find the one a prefetch should overlap.
+    std::vector<std::map<int, std::vector<size_t>>> by_layer(topk_of.size());
     for (size_t v : w.topological_order())
-      if (!w.kernels()[v].removed) by_layer[w.kernels()[v].rec.layer].push_back(v);
+      if (!w.kernels()[v].removed) by_layer[trace::micro_batch_of(w.kernels()[v].rec.name)][w.kernels()[v].rec.layer].push_back(v);
+    // A stream beside the SMs' kernels; with two micro-batches, one each past the streams their
+    // compute and communication use.
+    uint32_t first_stream = 1;
+    if (topk_of.size() > 1)
+      for (const auto& k : w.kernels()) first_stream = std::max(first_stream, k.rec.stream + 1);
     int prefetches = 0;
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
@@ -181,9 +197,10 @@ class IndexShare : public Technique {
       // The attention kernel itself, not its combine (which gathers nothing).
       if (k.removed || k.rec.kind != trace::KernelKind::sparse_attn || k.rec.name.find("combine") != std::string::npos) continue;
       const int L = k.rec.layer;
-      // The top-k this layer reads: its own or the latest full layer's.
-      auto it = topk_of.upper_bound(L);
-      if (it == topk_of.begin()) continue;
+      const uint32_t mb = trace::micro_batch_of(k.rec.name);
+      // The top-k this layer reads: its own or the latest full layer's, of its own micro-batch.
+      auto it = topk_of[mb].upper_bound(L);
+      if (it == topk_of[mb].begin()) continue;
       --it;
       const size_t topk = it->second;
       // One copy of the gather: the records of the first head block, all of its splits
@@ -201,10 +218,10 @@ class IndexShare : public Technique {
       std::vector<trace::AccessRecord> rows = distinct_row_gathers(gathers);
       if (rows.empty()) continue;
       trace::KernelRecord r;
-      r.name = "L" + std::to_string(L) + ".kv_prefetch";
+      r.name = (mb ? std::string(trace::kSecondMicroBatchPrefix) : std::string()) + "L" + std::to_string(L) + ".kv_prefetch";
       r.kind = trace::KernelKind::kv_prefetch;
       r.layer = L;
-      r.stream = 1;
+      r.stream = first_stream + mb;
       r.grid = {uint32_t(rows.size()), 1, 1};
       r.block = {128, 1, 1};
       r.regs_per_thread = 32;
@@ -212,8 +229,8 @@ class IndexShare : public Technique {
       w.add_edge(topk, pv);
       // Overlap the previous layer's last kernel: start after the one before it (later would
       // overlap nothing; earlier lets that layer's weight stream evict the prefetched rows).
-      auto prev = by_layer.find(L - 1);
-      if (prev != by_layer.end() && prev->second.size() >= 2) {
+      auto prev = by_layer[mb].find(L - 1);
+      if (prev != by_layer[mb].end() && prev->second.size() >= 2) {
         const size_t anchor = prev->second[prev->second.size() - 2];
         if (anchor != topk && !w.has_edge(pv, anchor)) w.add_edge(anchor, pv);
       }

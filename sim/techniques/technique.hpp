@@ -46,10 +46,17 @@ class Technique {
   virtual ~Technique() = default;
   virtual void reshape(trace::ModelShape& shape) const {}
   virtual void transform(Workload& w, TechniqueContext& ctx) const {}
-  // Whether transform() edits the kernel DAG (finds a layer's kernels, adds or moves some): it
-  // assumes one chain of kernels a step, so a step split into micro-batches is refused.
-  virtual bool edits_kernels() const { return false; }
+  // Whether transform() finds a layer's kernels as if the step were one chain of them: such a
+  // technique refuses a step split into micro-batches (workload deployment.two_batch_overlap).
+  virtual bool assumes_one_chain() const { return false; }
 };
+
+// The micro-batches the emulated step was split into (trace metadata two_batch_overlap): 1 unless
+// two-batch overlap split it.
+inline uint32_t micro_batches(const nlohmann::json& metadata) {
+  const auto it = metadata.find("two_batch_overlap");
+  return it == metadata.end() ? 1 : it->value("micro_batches", 1u);
+}
 
 // Built from the technique's config section; returns nullptr when the section says enabled: false.
 using TechniqueRegistry = config::Registry<Technique, const config::Node&>;

@@ -34,10 +34,9 @@ void TechniquePipeline::reshape(trace::ModelShape& shape) const {
 }
 
 void TechniquePipeline::transform(Workload& w, TechniqueContext& ctx) const {
-  const auto& md = w.metadata();
-  const bool split = md.contains("two_batch_overlap") && md["two_batch_overlap"].value("micro_batches", 1) > 1;
+  const bool split = micro_batches(w.metadata()) > 1;
   for (const auto& [name, t] : stages) {
-    if (split && t->edits_kernels())
+    if (split && t->assumes_one_chain())
       throw std::invalid_argument("techniques." + name + " with workload deployment.two_batch_overlap = true: not modelled (" + name +
                                   " edits one chain of kernels a step; the step is split into two micro-batches)");
     if (ctx.report) (*ctx.report)[name] = nlohmann::json::object();

@@ -12,12 +12,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <stdexcept>
 
 #include "models/common/params.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/techniques/techniques.hpp"
 #include "tests/cpp/test_trace_util.hpp"
 #include "traces/generators/emulate.hpp"
 #include "traces/generators/model_shape.hpp"
@@ -217,14 +219,67 @@ TEST(TwoBatchOverlap, TheReplayHidesPartOfTheCommunicationBehindTheOtherMicroBat
         overlapped |= k.name.rfind("mb1.", 0) == 0 && !trace::is_communication(trace::kernel_kind(k.kind)) &&
                       k.start_ns < c.end_ns && k.end_ns > c.start_ns;
   EXPECT_TRUE(overlapped);
-  // A technique that edits the kernel chain refuses the split step, naming both.
-  auto with_share = spec(true);
-  with_share.techniques = "indexshare";
+  // A technique that finds a layer's kernels as if the step were one chain refuses the split step,
+  // naming both.
+  auto with_pool = spec(true);
+  with_pool.techniques = "indexpool";
   try {
-    sim::simulate(with_share);
-    ADD_FAILURE() << "indexshare ran on a split step";
+    sim::simulate(with_pool);
+    ADD_FAILURE() << "indexpool ran on a split step";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("index_share"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("index_pool"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("two_batch_overlap"), std::string::npos) << e.what();
+  }
+}
+
+// IndexShare on a split step: each micro-batch's shared layers read its own latest full layer's
+// top-k, and each micro-batch's attention rows are prefetched on a stream of its own past the
+// three two-batch overlap uses (compute 0, communication 1 and 2), after its own top-k.
+TEST(TwoBatchOverlap, IndexSharePrefetchesEachMicroBatchsRowsAfterItsOwnTopk) {
+  const std::string techniques = "index_share: {group: 4, full_first_layers: 1, overlap: true}\n";
+  trace::ModelShape m = shape("deepseek-v3.2", kDpAttentionTbo);
+  auto doc = config::Document::load_string(techniques, "t.yaml");
+  const auto pipeline = sim::TechniquePipeline::load(doc->root());
+  pipeline.reshape(m);
+  trace::StepParams p;
+  p.phase = trace::Phase::decode;
+  p.context = 4096;
+  p.batch = 8;
+  const trace::TraceData t = trace::emulate_step(m, p, test::hopper_limits());
+  sim::Workload w(t.metadata, t.tensors, t.kernels, t.accesses);
+  nlohmann::json report;
+  sim::PlacementPolicy pol;
+  sim::TechniqueContext ctx{&m, &pol, &report};
+  pipeline.transform(w, ctx);
+  std::array<int, 2> prefetches{0, 0};
+  for (size_t v = 0; v < w.kernels().size(); ++v) {
+    const auto& k = w.kernels()[v];
+    if (k.removed || k.rec.kind != trace::KernelKind::kv_prefetch) continue;
+    const uint32_t mb = trace::micro_batch_of(k.rec.name);
+    ++prefetches[mb];
+    EXPECT_EQ(k.rec.stream, 3u + mb) << k.rec.name;
+    // Its top-k: the full layer at or before it (groups of 4 from layer 0), of its micro-batch.
+    const int full = k.rec.layer / 4 * 4;
+    bool after_own = false;
+    for (size_t u : w.predecessors(v)) {
+      const auto& d = w.kernels()[u].rec;
+      if (d.kind == trace::KernelKind::topk) {
+        EXPECT_EQ(trace::micro_batch_of(d.name), mb) << k.rec.name << " after " << d.name;
+        after_own |= d.layer == full && trace::micro_batch_of(d.name) == mb;
+      }
+    }
+    EXPECT_TRUE(after_own) << k.rec.name;
+  }
+  EXPECT_EQ(prefetches[0], prefetches[1]);
+  EXPECT_GE(prefetches[0], 60);
+  // The first layer's pin names one cache, which a split step has one of a micro-batch: refused.
+  auto pinned = config::Document::load_string(
+      "index_share: {group: 4, overlap: true, first_layer_sram: true, first_layer_region: sram}\n", "t.yaml");
+  sim::Workload w2(t.metadata, t.tensors, t.kernels, t.accesses);
+  try {
+    sim::TechniquePipeline::load(pinned->root()).transform(w2, ctx);
+    ADD_FAILURE() << "first_layer_sram ran on a split step";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("first_layer_sram"), std::string::npos) << e.what();
   }
 }

@@ -130,10 +130,11 @@ class StepEmulator {
 
   // Two-batch overlap splits the step as SGLang's does (batch_overlap/two_batch_overlap.py,
   // compute_split_seq_index and _split_extend_seqs): a decode batch at B / 2 sequences (the first
-  // micro-batch takes the smaller half; one sequence is not split); a prefill of equal sequences at
-  // its balanced sum (the first takes the larger half); a prefill of one sequence, whose balanced
-  // split would leave one side empty, at half its tokens ("two-chunk"), the second half attending
-  // to the first's keys. SGLang does not split a prefill whose dispatch runs DeepEP's low-latency
+  // micro-batch takes the smaller half; one sequence is not split); a prefill of an even number of
+  // equal sequences at half of them; a prefill of one sequence, whose split by sequences would leave
+  // one side empty, at half its tokens ("two-chunk"), the second half attending to the first's keys.
+  // An odd number of prefill sequences SGLang splits at half the tokens too, inside the middle
+  // sequence; here the first micro-batch takes that sequence whole (an approximation). SGLang does not split a prefill whose dispatch runs DeepEP's low-latency
   // kernels. Each layer is built for both before the next; interleave_stages() then orders them.
   void plan_micro_batches() {
     parts_.assign(1, Part{});
@@ -165,7 +166,7 @@ class StepEmulator {
     second.p = b;
     second.T = b.new_tokens();
     second.first_sequence = split_tokens_ ? 0 : a.batch;
-    second.prefix = "mb1.";
+    second.prefix = kSecondMicroBatchPrefix;
     second.stream = 1;
     parts_.push_back(std::move(second));
   }
