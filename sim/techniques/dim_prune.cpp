@@ -4,6 +4,7 @@
 // into the same basis each step (a small GEMV per layer, added as a kernel before the scoring).
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "sim/core/version.hpp"
 #include "sim/functional/fixture.hpp"
@@ -47,7 +48,6 @@ class DimPrune : public Technique {
     kept_ = m.indexer.head_dim;
   }
 
-  bool assumes_one_chain() const override { return true; }
   void transform(Workload& w, TechniqueContext& ctx) const override {
     auto& rep = (*ctx.report)["dim_prune"];
     rep["kept_dims"] = kept_;
@@ -59,14 +59,18 @@ class DimPrune : public Technique {
     const auto& m = *ctx.shape;
     const double rows_per_token = double(m.local_index_heads()) + 1.0;
     const size_t n = w.kernels().size();
+    std::map<int, uint32_t> projection;  // a layer's matrix, one for both micro-batches of a split step
     for (size_t v = 0; v < n; ++v) {
       const auto& k = w.kernels()[v];
       if (k.removed || k.rec.kind != trace::KernelKind::indexer_score) continue;
       const int L = k.rec.layer;
-      const uint32_t proj = w.add_tensor({0, "L" + std::to_string(L) + ".prune_projection",
-                                          trace::TensorClass::weights, L, uint64_t(original_dim_) * kept_ * 2});
+      auto [at, fresh] = projection.try_emplace(L, 0);
+      if (fresh)
+        at->second = w.add_tensor({0, "L" + std::to_string(L) + ".prune_projection", trace::TensorClass::weights, L,
+                                   uint64_t(original_dim_) * kept_ * 2});
+      const uint32_t proj = at->second;
       trace::KernelRecord r;
-      r.name = "L" + std::to_string(L) + ".prune_proj";
+      r.name = name_beside(k.rec, "prune_proj");
       r.kind = trace::KernelKind::prune_proj;
       r.layer = L;
       r.stream = k.rec.stream;

@@ -14,6 +14,9 @@
 // `precision` sets the gate's parameter bytes and its math (fp16 on the tensor pipe, fp32 on the
 // CUDA cores); `update_every` N recomputes the gate logits and reads its weights every N steps,
 // which one step carries as 1/N of them.
+#include <algorithm>
+#include <map>
+
 #include "sim/techniques/technique.hpp"
 
 namespace indexsim::sim {
@@ -68,7 +71,6 @@ class IndexPool : public Technique {
   }
   uint32_t param_bytes() const { return precision_ == "fp16" ? 2 : 4; }
 
-  bool assumes_one_chain() const override { return true; }
   void transform(Workload& w, TechniqueContext& ctx) const override {
     auto& rep = (*ctx.report)["index_pool"];
     rep["ratio"] = ratio_;
@@ -85,20 +87,30 @@ class IndexPool : public Technique {
     const double sum_flops = 2.0 * double(dim_) * (vectors ? double(raw_vectors_) : 1.0);
     const uint64_t gate_read = std::max<uint64_t>(1, gate_params() * param_bytes() / update_every_);
     rep["gate_bytes_read_per_step"] = gate_read;
+    // Its own stream: 2 (beside IndexShare's prefetch on 1); with two micro-batches, one each past
+    // the streams their compute and communication use.
+    uint32_t own = 2;
+    if (micro_batches(w.metadata()) > 1)
+      for (const auto& k : w.kernels()) own = std::max(own, k.rec.stream + 1);
+    std::map<int, uint32_t> gate_of;  // a layer's gate weights, one for both micro-batches of a split step
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
       const auto& k = w.kernels()[v];
       if (k.removed || k.rec.kind != trace::KernelKind::index_append) continue;
       const int L = k.rec.layer;
-      const uint32_t gate_w = w.add_tensor({0, "L" + std::to_string(L) + ".pool_gate", trace::TensorClass::weights, L,
-                                            gate_params() * param_bytes()});
+      auto [at, fresh] = gate_of.try_emplace(L, 0);
+      if (fresh)
+        at->second = w.add_tensor({0, "L" + std::to_string(L) + ".pool_gate", trace::TensorClass::weights, L,
+                                   gate_params() * param_bytes()});
+      const uint32_t gate_w = at->second;
       const double seqs = k.rec.grid[0];  // the append kernel has one CTA per sequence
       const auto append_preds = w.predecessors(v);
+      const uint32_t mb = trace::micro_batch_of(k.rec.name);
       trace::KernelRecord r;
-      r.name = "L" + std::to_string(L) + ".pool_gate";
+      r.name = name_beside(k.rec, "pool_gate");
       r.kind = trace::KernelKind::pool_gate;
       r.layer = L;
-      r.stream = own_stream_ ? 2 : k.rec.stream;
+      r.stream = own_stream_ ? own + mb : k.rec.stream;
       r.grid = {uint32_t(seqs), 1, 1};
       r.block = {128, 1, 1};
       r.regs_per_thread = 64;
@@ -116,7 +128,7 @@ class IndexPool : public Technique {
       if (vectors) {
         // Each new token's h_t (bf16) and its raw vectors, as the k projection left them.
         const uint64_t per_token = uint64_t(hidden_) * 2 + uint64_t(raw_vectors_) * dim_ * elem_bytes_;
-        const uint32_t in = w.add_tensor({0, "L" + std::to_string(L) + ".pool_inputs", trace::TensorClass::activations, L,
+        const uint32_t in = w.add_tensor({0, name_beside(k.rec, "pool_inputs"), trace::TensorClass::activations, L,
                                           uint64_t(seqs * tokens) * per_token});
         trace::AccessRecord x = a;
         x.tensor = in;

@@ -20,6 +20,7 @@
 #include "models/common/registry.hpp"
 #include "sim/placement/placement.hpp"
 #include "sim/workload/workload.hpp"
+#include "traces/generators/emulate.hpp"
 #include "traces/generators/model_shape.hpp"
 
 namespace indexsim::sim {
@@ -46,9 +47,6 @@ class Technique {
   virtual ~Technique() = default;
   virtual void reshape(trace::ModelShape& shape) const {}
   virtual void transform(Workload& w, TechniqueContext& ctx) const {}
-  // Whether transform() finds a layer's kernels as if the step were one chain of them: such a
-  // technique refuses a step split into micro-batches (workload deployment.two_batch_overlap).
-  virtual bool assumes_one_chain() const { return false; }
 };
 
 // The micro-batches the emulated step was split into (trace metadata two_batch_overlap): 1 unless
@@ -56,6 +54,13 @@ class Technique {
 inline uint32_t micro_batches(const nlohmann::json& metadata) {
   const auto it = metadata.find("two_batch_overlap");
   return it == metadata.end() ? 1 : it->value("micro_batches", 1u);
+}
+
+// The name of what a technique adds for kernel `k` (a kernel, or a tensor of its micro-batch's
+// own): "L<layer>.<what>", with k's micro-batch prefix when two-batch overlap split the step.
+inline std::string name_beside(const trace::KernelRecord& k, const std::string& what) {
+  return (trace::micro_batch_of(k.name) ? std::string(trace::kSecondMicroBatchPrefix) : std::string()) + "L" +
+         std::to_string(k.layer) + "." + what;
 }
 
 // Built from the technique's config section; returns nullptr when the section says enabled: false.

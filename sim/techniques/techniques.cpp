@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/techniques/techniques.hpp"
 
-#include <stdexcept>
-
 namespace indexsim::sim {
 
 namespace {
@@ -34,11 +32,7 @@ void TechniquePipeline::reshape(trace::ModelShape& shape) const {
 }
 
 void TechniquePipeline::transform(Workload& w, TechniqueContext& ctx) const {
-  const bool split = micro_batches(w.metadata()) > 1;
   for (const auto& [name, t] : stages) {
-    if (split && t->assumes_one_chain())
-      throw std::invalid_argument("techniques." + name + " with workload deployment.two_batch_overlap = true: not modelled (" + name +
-                                  " edits one chain of kernels a step; the step is split into two micro-batches)");
     if (ctx.report) (*ctx.report)[name] = nlohmann::json::object();
     t->transform(w, ctx);
   }

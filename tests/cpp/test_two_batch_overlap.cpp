@@ -9,6 +9,8 @@
 //    1 + i. So the kernel enqueued right after a micro-batch's communication is the other's.
 //  - The model's weights are one tensor for both; each micro-batch's caches are its own.
 //  - Exposed communication: |U_comm| - |U_comm ∩ U_other|, U the union of kernel intervals.
+//  - The techniques act on each micro-batch's chain; IndexShare's first-layer pin, which names one
+//    cache, refuses a split step.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -219,23 +221,33 @@ TEST(TwoBatchOverlap, TheReplayHidesPartOfTheCommunicationBehindTheOtherMicroBat
         overlapped |= k.name.rfind("mb1.", 0) == 0 && !trace::is_communication(trace::kernel_kind(k.kind)) &&
                       k.start_ns < c.end_ns && k.end_ns > c.start_ns;
   EXPECT_TRUE(overlapped);
-  // A technique that finds a layer's kernels as if the step were one chain refuses the split step,
-  // naming both.
-  auto with_pool = spec(true);
-  with_pool.techniques = "indexpool";
+  // Every technique runs on the split step (IndexShare's prefetch, IndexPool's gate, pruning's
+  // projection on each micro-batch's chain), but IndexShare's first-layer pin, which names one
+  // cache: refused, naming the key.
+  auto with_all = spec(true);
+  with_all.techniques = "all";
   try {
-    sim::simulate(with_pool);
-    ADD_FAILURE() << "indexpool ran on a split step";
+    sim::simulate(with_all);
+    ADD_FAILURE() << "the first-layer pin ran on a split step";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("index_pool"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("two_batch_overlap"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("first_layer_sram"), std::string::npos) << e.what();
   }
+  with_all.sets.push_back("techniques.index_share.first_layer_sram=false");
+  const auto all = sim::simulate(with_all);
+  ASSERT_EQ(all.status, "ok") << all.error;
+  std::set<std::string> added;
+  for (const auto& k : all.kernels)
+    if (k.kind == "kv_prefetch" || k.kind == "pool_gate" || k.kind == "prune_proj") added.insert(k.name);
+  for (const char* name : {"L1.kv_prefetch", "mb1.L1.kv_prefetch", "L1.pool_gate", "mb1.L1.pool_gate", "L1.prune_proj",
+                           "mb1.L1.prune_proj"})
+    EXPECT_TRUE(added.count(name)) << name;
 }
 
-// IndexShare on a split step: each micro-batch's shared layers read its own latest full layer's
-// top-k, and each micro-batch's attention rows are prefetched on a stream of its own past the
-// three two-batch overlap uses (compute 0, communication 1 and 2), after its own top-k.
-TEST(TwoBatchOverlap, IndexSharePrefetchesEachMicroBatchsRowsAfterItsOwnTopk) {
+// The techniques on a split step: IndexShare prefetches each micro-batch's attention rows after its
+// own latest full layer's top-k, on a stream of each micro-batch's own past the three two-batch
+// overlap uses (compute 0, communication 1 and 2); IndexPool's gate and pruning's projection run
+// once a micro-batch and layer, reading the layer's one weight tensor.
+TEST(TwoBatchOverlap, EachTechniqueActsOnEachMicroBatchsChain) {
   const std::string techniques = "index_share: {group: 4, full_first_layers: 1, overlap: true}\n";
   trace::ModelShape m = shape("deepseek-v3.2", kDpAttentionTbo);
   auto doc = config::Document::load_string(techniques, "t.yaml");
@@ -272,6 +284,30 @@ TEST(TwoBatchOverlap, IndexSharePrefetchesEachMicroBatchsRowsAfterItsOwnTopk) {
   }
   EXPECT_EQ(prefetches[0], prefetches[1]);
   EXPECT_GE(prefetches[0], 60);
+  // IndexPool's gate and pruning's projection: a kernel each micro-batch, the layer's weights once;
+  // the gate (placed before IndexShare in the pipeline) on a stream of each micro-batch's own.
+  auto more = config::Document::load_string(techniques + "index_pool: {ratio: 4, axis: tokens}\ndim_prune: {keep_dims: 64}\n", "t.yaml");
+  trace::ModelShape m2 = shape("deepseek-v3.2", kDpAttentionTbo);
+  const auto pipeline2 = sim::TechniquePipeline::load(more->root());
+  pipeline2.reshape(m2);
+  const trace::TraceData t2 = trace::emulate_step(m2, p, test::hopper_limits());
+  sim::Workload w3(t2.metadata, t2.tensors, t2.kernels, t2.accesses);
+  nlohmann::json report2;
+  sim::TechniqueContext ctx2{&m2, &pol, &report2};
+  pipeline2.transform(w3, ctx2);
+  std::map<std::string, std::array<int, 2>> added;
+  for (const auto& k : w3.kernels())
+    if (!k.removed && (k.rec.kind == trace::KernelKind::pool_gate || k.rec.kind == trace::KernelKind::prune_proj)) {
+      ++added[trace::to_string(k.rec.kind)][trace::micro_batch_of(k.rec.name)];
+      if (k.rec.kind == trace::KernelKind::pool_gate) EXPECT_EQ(k.rec.stream, 3u + trace::micro_batch_of(k.rec.name)) << k.rec.name;
+    }
+  for (const char* kind : {"pool_gate", "prune_proj"}) {
+    EXPECT_EQ(added[kind][0], added[kind][1]) << kind;
+    EXPECT_EQ(added[kind][0], report2["index_share"]["full_layers"].get<int>()) << kind;  // one a layer that scores
+  }
+  int gate_weights = 0;
+  for (const auto& x : w3.tensors()) gate_weights += x.name == "L0.pool_gate";
+  EXPECT_EQ(gate_weights, 1);
   // The first layer's pin names one cache, which a split step has one of a micro-batch: refused.
   auto pinned = config::Document::load_string(
       "index_share: {group: 4, overlap: true, first_layer_sram: true, first_layer_region: sram}\n", "t.yaml");
