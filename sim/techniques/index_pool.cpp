@@ -87,11 +87,8 @@ class IndexPool : public Technique {
     const double sum_flops = 2.0 * double(dim_) * (vectors ? double(raw_vectors_) : 1.0);
     const uint64_t gate_read = std::max<uint64_t>(1, gate_params() * param_bytes() / update_every_);
     rep["gate_bytes_read_per_step"] = gate_read;
-    // Its own stream: 2 (beside IndexShare's prefetch on 1); with two micro-batches, one each past
-    // the streams their compute and communication use.
-    uint32_t own = 2;
-    if (micro_batches(w.metadata()) > 1)
-      for (const auto& k : w.kernels()) own = std::max(own, k.rec.stream + 1);
+    // Its own stream: 2, beside IndexShare's prefetch on 1 (a split step: one a micro-batch).
+    const uint32_t own = side_stream(w, 2);
     std::map<int, uint32_t> gate_of;  // a layer's gate weights, one for both micro-batches of a split step
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {

@@ -185,11 +185,8 @@ class IndexShare : public Technique {
     std::vector<std::map<int, std::vector<size_t>>> by_layer(topk_of.size());
     for (size_t v : w.topological_order())
       if (!w.kernels()[v].removed) by_layer[trace::micro_batch_of(w.kernels()[v].rec.name)][w.kernels()[v].rec.layer].push_back(v);
-    // A stream beside the SMs' kernels; with two micro-batches, one each past the streams their
-    // compute and communication use.
-    uint32_t first_stream = 1;
-    if (topk_of.size() > 1)
-      for (const auto& k : w.kernels()) first_stream = std::max(first_stream, k.rec.stream + 1);
+    // A stream beside the SMs' kernels (a split step: one a micro-batch).
+    const uint32_t first_stream = side_stream(w, 1);
     int prefetches = 0;
     const size_t n = w.kernels().size();
     for (size_t v = 0; v < n; ++v) {
@@ -218,7 +215,7 @@ class IndexShare : public Technique {
       std::vector<trace::AccessRecord> rows = distinct_row_gathers(gathers);
       if (rows.empty()) continue;
       trace::KernelRecord r;
-      r.name = (mb ? std::string(trace::kSecondMicroBatchPrefix) : std::string()) + "L" + std::to_string(L) + ".kv_prefetch";
+      r.name = name_beside(k.rec, "kv_prefetch");
       r.kind = trace::KernelKind::kv_prefetch;
       r.layer = L;
       r.stream = first_stream + mb;

@@ -10,6 +10,7 @@
 // Techniques compose in a fixed pipeline order (see techniques.cpp) and record what they did.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,15 @@ class Technique {
 inline uint32_t micro_batches(const nlohmann::json& metadata) {
   const auto it = metadata.find("two_batch_overlap");
   return it == metadata.end() ? 1 : it->value("micro_batches", 1u);
+}
+
+// A stream for what a technique adds beside the SMs' kernels: `usual` in a step of one chain (as
+// before two-batch overlap existed); in a split step, the first past every stream it uses.
+inline uint32_t side_stream(const Workload& w, uint32_t usual) {
+  if (micro_batches(w.metadata()) < 2) return usual;
+  uint32_t s = usual;
+  for (const auto& k : w.kernels()) s = std::max(s, k.rec.stream + 1);
+  return s;
 }
 
 // The name of what a technique adds for kernel `k` (a kernel, or a tensor of its micro-batch's
