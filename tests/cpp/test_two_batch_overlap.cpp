@@ -125,6 +125,9 @@ TEST(TwoBatchOverlap, APrefillOfOneSequenceSplitsItsTokensAndTheSecondHalfWaitsF
   const auto& append = *by_name.at("L0.kv_append");
   const auto& attn = *by_name.at("mb1.L0.sparse_attn");
   EXPECT_NE(std::find(attn.deps.begin(), attn.deps.end(), append.id), attn.deps.end());
+  // The waits across micro-batches keep the enqueue order: every kernel waits for earlier ones.
+  for (const auto& k : t.kernels)
+    for (uint32_t d : k.deps) EXPECT_LT(d, k.id) << k.name;
   // One KV cache for the sequence, as large as its whole context; each half appends its own rows.
   uint64_t caches = 0;
   for (const auto& x : t.tensors)
