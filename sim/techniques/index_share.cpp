@@ -24,7 +24,7 @@
 
 #include "sim/techniques/page_split.hpp"
 
-#include "traces/generators/emulate.hpp"
+#include "traces/generators/micro_batches.hpp"
 #include "traces/kernel_geometry.hpp"
 #include "sim/techniques/technique.hpp"
 

@@ -21,7 +21,7 @@
 #include "models/common/registry.hpp"
 #include "sim/placement/placement.hpp"
 #include "sim/workload/workload.hpp"
-#include "traces/generators/emulate.hpp"
+#include "traces/generators/micro_batches.hpp"
 #include "traces/generators/model_shape.hpp"
 
 namespace indexsim::sim {

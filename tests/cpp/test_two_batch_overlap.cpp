@@ -24,6 +24,7 @@
 #include "sim/techniques/techniques.hpp"
 #include "tests/cpp/test_trace_util.hpp"
 #include "traces/generators/emulate.hpp"
+#include "traces/generators/micro_batches.hpp"
 #include "traces/generators/model_shape.hpp"
 
 using namespace indexsim;

@@ -1,12 +1,116 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "traces/generators/attention_kernels.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "traces/generators/emulate.hpp"
 #include "traces/kernel_geometry.hpp"
 
 namespace indexsim::trace {
 
 namespace detail {
+
+namespace {
+constexpr uint64_t kMqaSplit = 256, kMqaPage = 64, kMqaMathWg = 4, kMqaStages = 3;
+}  // namespace
+
+uint64_t paged_mqa_smem(const PagedMqaLogits& a) {
+  const uint64_t T = a.queries, IH = a.heads;
+  return kMqaStages * (T * IH * a.head_dim + T * IH * 4) + kMqaMathWg * kMqaStages * kMqaPage * (a.entry_dim + 4);
+}
+
+void paged_mqa_logits(Builder& b, const PagedMqaLogits& a, const LaunchLimits& lim) {
+  const uint64_t B = a.batch, T = a.queries, eb = a.entry_bytes, cap = a.capacity, D = a.head_dim, IH = a.heads;
+  const uint64_t e = a.entries, row4 = a.row4;
+  const uint64_t sms = lim.units, per_seq = ceil_div(e, kMqaSplit), total = B * per_seq;
+  const KernelShape shape{uint32_t(128 + 128 * kMqaMathWg), uint32_t(paged_mqa_smem(a)),
+                          uint32_t((128 * 64 + 128 * kMqaMathWg * 104) / (128 + 128 * kMqaMathWg))};
+  const uint32_t sc = b.kernel(a.name, KernelKind::indexer_score, a.layer, {sms, 1, 1}, shape, a.deps);
+  const uint64_t q = total / sms, r = total % sms;
+  for (uint64_t c = 0; c < sms; ++c) {
+    uint64_t first = c * q + std::min(c, r);
+    const uint64_t last = (c + 1) * q + std::min(c + 1, r);
+    while (first < last) {  // one run per sequence the CTA's range crosses
+      const uint64_t s = first / per_seq, lo = first % per_seq, hi = std::min(per_seq, lo + (last - first));
+      const uint64_t t0 = lo * kMqaSplit, t1 = std::min(e, hi * kMqaSplit);
+      b.strided(sc, a.q, false, c, 1, s * T * IH * D, 0, T * IH * D, 1, 0);  // the sequence's FP8 queries
+      b.strided(sc, a.cache, false, c, 1, s * cap * eb + t0 * eb, 0, (t1 - t0) * eb, 1, 0);
+      b.strided(sc, a.logits, true, c, 1, s * T * row4 + t0 * 4, 0, (t1 - t0) * 4, T, int64_t(row4));
+      first += hi - lo;
+    }
+  }
+}
+
+RadixTopkKernels radix_topk(Builder& b, const RadixTopk& a) {
+  namespace geo = geometry;
+  const uint64_t rows = a.rows, n = a.entries, kt = a.kt, row4 = a.row4;
+  const int L = a.layer;
+  const uint64_t chunks = uint64_t(geo::topk_chunks(int64_t(n))), chunk_bytes = uint64_t(geo::kTopkChunk) * 4;
+  const KernelShape row_cta{uint32_t(geo::kTopkThreads), 0, 32}, sort_cta{uint32_t(geo::kTopkSortThreads), 0, 32};
+  // Workspace (topk_workspace_bytes): per row a state, the histogram, one tie count per chunk and
+  // the winners (8 B: key and index).
+  const uint64_t hist = uint64_t(geo::kTopkBins) * 4, eq = chunks * 4, win = kt * 8, state = 64;
+  const uint64_t ws_row = state + hist + eq + win;
+  const uint64_t o_hist = state, o_eq = o_hist + hist, o_win = o_eq + eq;  // offsets inside a row's workspace
+  // Chunk c of row r reads scores [c·4096, (c+1)·4096) of its row. The records number the CTAs
+  // row-major (r·chunks + c, as CUDA does) when there are fewer rows than chunks, chunk-major
+  // otherwise, so that a decode row of a million scores and a prefill chunk of thousands of short
+  // rows both stay a few records per kernel.
+  const bool by_row = rows <= chunks;
+  auto grid2d = [&](uint32_t k, uint32_t tensor, bool write, uint64_t base, uint64_t row_stride, uint64_t col_stride,
+                    uint64_t full_bytes, uint64_t last_bytes) {
+    if (by_row) {
+      for (uint64_t r = 0; r < rows; ++r) {
+        b.strided(k, tensor, write, r * chunks, chunks - 1, base + r * row_stride, int64_t(col_stride), full_bytes, 1, 0);
+        b.strided(k, tensor, write, r * chunks + chunks - 1, 1, base + r * row_stride + (chunks - 1) * col_stride, 0,
+                  last_bytes, 1, 0);
+      }
+    } else {
+      for (uint64_t c = 0; c < chunks; ++c)
+        b.strided(k, tensor, write, c * rows, rows, base + c * col_stride, int64_t(row_stride),
+                  c + 1 == chunks ? last_bytes : full_bytes, 1, 0);
+    }
+  };
+  const uint64_t last_scores = n - (chunks - 1) * geo::kTopkChunk;
+  // A chunk pass: its reads, and the instructions of each chunk's CTA (kernel_geometry.hpp).
+  auto scan = [&](uint32_t k, double warp_insts_per_cta) {
+    grid2d(k, a.logits, false, 0, row4, chunk_bytes, chunk_bytes, last_scores * 4);
+    b.k(k).flops[int(Precision::simt)] = double(rows) * double(n) * 4.0;
+    b.k(k).warp_instructions = double(rows) * double(chunks) * warp_insts_per_cta;
+  };
+  const uint32_t init = b.kernel(a.name_prefix + "topk_init", KernelKind::topk, L, {rows, 1, 1}, row_cta);
+  b.strided(init, a.workspace, true, 0, rows, 0, int64_t(ws_row), state + hist, 1, 0);
+  b.k(init).warp_instructions = double(rows) * geo::kTopkInitWarpInsts;
+  for (int pass = 0; pass < geo::kTopkPasses; ++pass) {
+    const uint64_t bins = uint64_t(geo::kTopkPassBins[pass]);
+    const uint32_t h = b.kernel(a.name_prefix + "topk_hist" + std::to_string(pass), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
+    scan(h, geo::kTopkHistWarpInsts[pass]);
+    // Each chunk adds its block histogram to its row's (global atomics on the bins).
+    grid2d(h, a.workspace, true, o_hist, ws_row, 0, bins * 4, bins * 4);
+    const uint32_t pk = b.kernel(a.name_prefix + "topk_pick" + std::to_string(pass), KernelKind::topk, L, {rows, 1, 1}, row_cta);
+    b.strided(pk, a.workspace, false, 0, rows, o_hist, int64_t(ws_row), bins * 4, 1, 0);
+    b.strided(pk, a.workspace, true, 0, rows, 0, int64_t(ws_row), state + bins * 4, 1, 0);
+    b.k(pk).flops[int(Precision::simt)] = double(rows) * double(bins);
+    b.k(pk).warp_instructions = double(rows) * geo::kTopkPickWarpInsts;
+  }
+  const uint32_t ce = b.kernel(a.name_prefix + "topk_count_eq", KernelKind::topk, L, {chunks, rows, 1}, row_cta);
+  scan(ce, geo::kTopkCountEqWarpInsts);
+  grid2d(ce, a.workspace, true, o_eq, ws_row, 4, 4, 4);
+  const uint32_t co = b.kernel(a.name_prefix + "topk_collect", KernelKind::topk, L, {chunks, rows, 1}, row_cta);
+  scan(co, geo::kTopkCollectWarpInsts);
+  // Each chunk writes its share of the row's k winners.
+  const uint64_t share = std::max<uint64_t>(8, ceil_div(kt, chunks) * 8);
+  grid2d(co, a.workspace, true, o_win, ws_row, std::min(share, win), std::min(share, win), std::min(share, win));
+  const uint32_t so = b.kernel(a.name_prefix + "topk_sort", KernelKind::topk, L, {rows, 1, 1}, sort_cta);
+  b.strided(so, a.workspace, false, 0, rows, o_win, int64_t(ws_row), win, 1, 0);
+  b.strided(so, a.indices, true, 0, rows, 0, int64_t(kt * 4), kt * 4, 1, 0);
+  uint64_t len = 1;
+  while (len < kt) len <<= 1;
+  b.k(so).flops[int(Precision::simt)] = double(rows) * double(len) * 11 * 12 / 2;  // bitonic compare-exchanges
+  b.k(so).warp_instructions = double(rows) * geo::topk_sort_warp_insts(int64_t(kt));
+  return {so, rows * ws_row};
+}
 
 uint64_t sparse_mla(Builder& b, const SparseMla& a, const LaunchLimits& lim) {
   namespace geo = geometry;

@@ -10,6 +10,7 @@
 #include "traces/generators/attention_kernels.hpp"
 #include "traces/generators/collective_kernels.hpp"
 #include "traces/generators/gemm_kernels.hpp"
+#include "traces/generators/micro_batches.hpp"
 #include "traces/kernel_geometry.hpp"
 
 namespace indexsim::trace {
@@ -21,7 +22,10 @@ using namespace detail;
 class StepEmulator {
  public:
   StepEmulator(const ModelShape& m, const StepParams& p, const LaunchLimits& lim)
-      : m_(m), step_(p), lim_(lim), p_(p), T_(p.new_tokens()) {}
+      : m_(m), step_(p), lim_(lim) {
+    mb_.p = p;
+    mb_.T = p.new_tokens();
+  }
 
   TraceData run() {
     validate(step_);
@@ -45,11 +49,11 @@ class StepEmulator {
           lm_head(lname(l.index, "mtp_lm_head"));
         });
     for_each_part([&] {
-      b_.t.tensors[act_in_].bytes = act_bytes_;
-      b_.t.tensors[act_out_].bytes = act_bytes_;
-      b_.t.tensors[workspace_].bytes = std::max<uint64_t>(workspace_bytes_, 1);
+      b_.t.tensors[mb_.act_in].bytes = mb_.act_bytes;
+      b_.t.tensors[mb_.act_out].bytes = mb_.act_bytes;
+      b_.t.tensors[mb_.workspace].bytes = std::max<uint64_t>(mb_.workspace_bytes, 1);
     });
-    if (parts_.size() > 1) interleave_stages();
+    if (parts_.size() > 1) interleave_stages(b_.t);
     finish_metadata();
     return std::move(b_.t);
   }
@@ -71,53 +75,30 @@ class StepEmulator {
   std::map<std::string, uint32_t> shared_;  // tensors by name that the micro-batches share (weights; caches split by tokens)
   std::map<std::pair<int, std::string>, uint32_t> appended_;  // (layer, cache): the kernel that last appended to it
 
-  // The micro-batch being built: its step, stream and tensors. A step without two-batch overlap is
-  // one micro-batch, the whole step. switch_to() parks these members in parts_ while another is built.
-  StepParams p_;
-  uint64_t T_;
-  uint64_t first_sequence_ = 0;  // of the whole batch: the emulated top-k picks follow the sequence
-  std::string prefix_;           // of its kernel and tensor names
-  uint32_t act_in_ = 0, act_out_ = 0, logits_ = 0, workspace_ = 0;
-  uint64_t workspace_bytes_ = 0;
-  uint64_t act_bytes_ = 0;
-  std::map<int, TopkResult> topk_;
-  std::optional<CommBuffers> comm_;
-
+  // One micro-batch: its step, stream and tensors (a step without two-batch overlap is one, the
+  // whole step). The one being built is mb_; switch_to() parks it in parts_ and takes another.
   struct Part {
     StepParams p;
-    uint64_t T = 0, first_sequence = 0;
-    std::string prefix;
+    uint64_t T = 0;
+    uint64_t first_sequence = 0;  // of the whole batch: the emulated top-k picks follow the sequence
+    std::string prefix;           // of its kernel and tensor names
     uint32_t stream = 0, act_in = 0, act_out = 0, logits = 0, workspace = 0;
     uint64_t workspace_bytes = 0, act_bytes = 0;
     std::map<int, TopkResult> topk;
     std::optional<CommBuffers> comm;
   };
-  std::vector<Part> parts_;
+  Part mb_;
+  std::vector<Part> parts_;    // parts_[cur_] is the slot mb_ goes back to
   size_t cur_ = 0;
   bool split_tokens_ = false;  // the micro-batches split one sequence's tokens, not the sequences
   std::string split_;          // how the step was split, for the metadata
 
-  void exchange(Part& s) {
-    std::swap(p_, s.p);
-    std::swap(T_, s.T);
-    std::swap(first_sequence_, s.first_sequence);
-    std::swap(prefix_, s.prefix);
-    std::swap(b_.current_stream, s.stream);
-    std::swap(act_in_, s.act_in);
-    std::swap(act_out_, s.act_out);
-    std::swap(logits_, s.logits);
-    std::swap(workspace_, s.workspace);
-    std::swap(workspace_bytes_, s.workspace_bytes);
-    std::swap(act_bytes_, s.act_bytes);
-    std::swap(topk_, s.topk);
-    std::swap(comm_, s.comm);
-  }
-  // The members hold part cur_; parts_[cur_] is a spent slot. Park them there, then take part i's.
   void switch_to(size_t i) {
     if (i == cur_) return;
-    exchange(parts_[cur_]);
-    exchange(parts_[i]);
+    std::swap(mb_, parts_[cur_]);
+    std::swap(mb_, parts_[i]);
     cur_ = i;
+    b_.current_stream = mb_.stream;
   }
   template <class F>
   void for_each_part(F&& f) {
@@ -128,97 +109,21 @@ class StepEmulator {
     switch_to(0);
   }
 
-  // Two-batch overlap splits the step as SGLang's does (batch_overlap/two_batch_overlap.py,
-  // compute_split_seq_index and _split_extend_seqs): a decode batch at B / 2 sequences (the first
-  // micro-batch takes the smaller half; one sequence is not split); a prefill of an even number of
-  // equal sequences at half of them; a prefill of one sequence, whose split by sequences would leave
-  // one side empty, at half its tokens ("two-chunk"), the second half attending to the first's keys.
-  // An odd number of prefill sequences SGLang splits at half the tokens too, inside the middle
-  // sequence; here the first micro-batch takes that sequence whole (an approximation). SGLang does not split a prefill whose dispatch runs DeepEP's low-latency
-  // kernels. Each layer is built for both before the next; interleave_stages() then orders them.
   void plan_micro_batches() {
+    const MicroBatchSplit split = split_micro_batches(m_, step_);
+    split_ = split.how;
+    split_tokens_ = split.by_tokens;
     parts_.assign(1, Part{});
-    if (!m_.deployment.two_batch_overlap) return;
-    const bool decode = step_.phase == Phase::decode;
-    const auto& dep = m_.deployment;
-    StepParams a = step_, b = step_;
-    if (!decode && dep.expert_parallel > dep.attention_tensor_parallel && dep.low_latency_ep(false)) {
-      split_ = "none: a prefill with low-latency dispatch";
-      return;
-    }
-    if (step_.batch >= 2) {
-      a.batch = decode ? step_.batch / 2 : (step_.batch + 1) / 2;
-      b.batch = step_.batch - a.batch;
-      split_ = "sequences";
-    } else if (!decode && step_.chunk_tokens >= 2) {
-      a.chunk_tokens = step_.chunk_tokens / 2;
-      b.chunk_tokens = step_.chunk_tokens - a.chunk_tokens;
-      a.context = step_.context - b.chunk_tokens;
-      split_tokens_ = true;
-      split_ = "tokens";
-    } else {
-      split_ = "none: a decode step of one sequence";
-      return;
-    }
-    p_ = a;
-    T_ = a.new_tokens();
+    if (split.parts.size() < 2) return;
+    mb_.p = split.parts[0];
+    mb_.T = mb_.p.new_tokens();
     Part second;
-    second.p = b;
-    second.T = b.new_tokens();
-    second.first_sequence = split_tokens_ ? 0 : a.batch;
+    second.p = split.parts[1];
+    second.T = second.p.new_tokens();
+    second.first_sequence = split.second_first_sequence;
     second.prefix = kSecondMicroBatchPrefix;
     second.stream = 1;
     parts_.push_back(std::move(second));
-  }
-
-  // Each micro-batch was built on a stream of its own (its index); SGLang runs both on one compute
-  // stream, alternating at each communication: a micro-batch runs until it has launched its
-  // dispatch, combine or collective, then the other runs while that communication proceeds (the
-  // YieldOperation after each dispatch and combine launch of its DeepSeek prefill strategy,
-  // batch_overlap/operations_strategy.py; its decode strategy's finer stages are not modelled).
-  // So a micro-batch's kernels are cut into stages, each ending with a run of communication
-  // kernels, and enqueued stage by stage, first micro-batch first: compute on stream 0 in that
-  // order, micro-batch i's communication on stream 1 + i, each kernel still waiting for the one
-  // before it in its own micro-batch.
-  void interleave_stages() {
-    auto& ks = b_.t.kernels;
-    const size_t n = ks.size();
-    std::vector<uint64_t> stage(n);
-    std::vector<uint64_t> current(parts_.size(), 0);
-    std::vector<bool> after_comm(parts_.size(), false);
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t mb = ks[i].stream;
-      const bool comm = is_communication(ks[i].kind);
-      if (!comm && after_comm[mb]) ++current[mb];
-      after_comm[mb] = comm;
-      stage[i] = current[mb];
-    }
-    std::vector<uint32_t> order(n);
-    for (size_t i = 0; i < n; ++i) order[i] = uint32_t(i);
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return stage[a] != stage[b] ? stage[a] < stage[b] : ks[a].stream < ks[b].stream;
-    });
-    std::vector<uint32_t> renamed(n);
-    for (size_t i = 0; i < n; ++i) renamed[order[i]] = uint32_t(i);
-    std::vector<KernelRecord> out;
-    out.reserve(n);
-    int64_t last_compute = -1;
-    for (uint32_t old : order) {
-      KernelRecord k = std::move(ks[old]);
-      k.id = renamed[old];
-      for (uint32_t& d : k.deps) d = renamed[d];
-      if (is_communication(k.kind)) {
-        k.stream = 1 + k.stream;
-      } else {
-        k.stream = 0;
-        if (last_compute >= 0 && std::find(k.deps.begin(), k.deps.end(), uint32_t(last_compute)) == k.deps.end())
-          k.deps.push_back(uint32_t(last_compute));
-        last_compute = k.id;
-      }
-      out.push_back(std::move(k));
-    }
-    ks = std::move(out);
-    for (AccessRecord& a : b_.t.accesses) a.kernel = renamed[a.kernel];
   }
 
   // Weights are the model's: one tensor a name, whichever micro-batch asks.
@@ -242,13 +147,13 @@ class StepEmulator {
     return it == appended_.end() ? std::vector<uint32_t>{} : std::vector<uint32_t>{it->second};
   }
 
-  uint64_t tokens() const { return uint64_t(p_.batch) * T_; }
+  uint64_t tokens() const { return uint64_t(mb_.p.batch) * mb_.T; }
   uint32_t wbits() const { return precision_bits(m_.weight_precision); }
-  uint64_t q_tiles() const { return ceil_div(T_, m_.kernels.indexer_q_tile_tokens); }
+  uint64_t q_tiles() const { return ceil_div(mb_.T, m_.kernels.indexer_q_tile_tokens); }
   // Queries [a, b) of query tile j; the last one sees `visible` tokens.
   uint64_t tile_begin(uint64_t j) const { return j * m_.kernels.indexer_q_tile_tokens; }
-  uint64_t tile_end(uint64_t j) const { return std::min<uint64_t>(T_, (j + 1) * m_.kernels.indexer_q_tile_tokens); }
-  uint64_t visible(uint64_t t) const { return p_.context - T_ + t + 1; }  // tokens seen by new token t
+  uint64_t tile_end(uint64_t j) const { return std::min<uint64_t>(mb_.T, (j + 1) * m_.kernels.indexer_q_tile_tokens); }
+  uint64_t visible(uint64_t t) const { return mb_.p.context - mb_.T + t + 1; }  // tokens seen by new token t
 
   // The deployment's groups must fit the fabric: one NVLink domain (traffic between domains, over
   // NICs, is not modelled).
@@ -265,21 +170,21 @@ class StepEmulator {
   }
 
   static std::string base_name(int layer, const std::string& what) { return "L" + std::to_string(layer) + "." + what; }
-  std::string lname(int layer, const std::string& what) const { return prefix_ + base_name(layer, what); }
+  std::string lname(int layer, const std::string& what) const { return mb_.prefix + base_name(layer, what); }
 
   // The micro-batch's activations and scratch; the first also creates the embedding and LM head.
   void build_part_tensors() {
-    act_in_ = b_.tensor(prefix_ + "act.in", TensorClass::activations, -1, 0);
-    act_out_ = b_.tensor(prefix_ + "act.out", TensorClass::activations, -1, 0);
+    mb_.act_in = b_.tensor(mb_.prefix + "act.in", TensorClass::activations, -1, 0);
+    mb_.act_out = b_.tensor(mb_.prefix + "act.out", TensorClass::activations, -1, 0);
     if (cur_ == 0) {
       weights("embedding", -1, m_.weight_bytes(m_.embedding_params() / 2));
       lm_w_ = weights("lm_head", -1, m_.weight_bytes(m_.embedding_params() / 2));
     }
     if (m_.count_indexer_layers() > 0)
-      logits_ = b_.tensor(prefix_ + "indexer_logits", TensorClass::scratch, -1,
-                          tokens() * m_.indexer_entries(p_.context) * 4);
+      mb_.logits = b_.tensor(mb_.prefix + "indexer_logits", TensorClass::scratch, -1,
+                          tokens() * m_.indexer_entries(mb_.p.context) * 4);
     // Top-k and split-KV attention scratch (sized once every kernel is built).
-    workspace_ = b_.tensor(prefix_ + "kernel_workspace", TensorClass::scratch, -1, 0);
+    mb_.workspace = b_.tensor(mb_.prefix + "kernel_workspace", TensorClass::scratch, -1, 0);
   }
 
   // A projection GEMM: activations [tokens × K] times weights [N × K] (slice at w_base of w_tensor),
@@ -290,15 +195,15 @@ class StepEmulator {
     prob.m = M, prob.n = N, prob.k = K, prob.precision = m_.weight_precision;
     const GemmLaunch g = plan_gemm(prob, lim_);
     GemmOperands o;
-    o.a_tensor = act_in_;
+    o.a_tensor = mb_.act_in;
     o.b_tensor = w_tensor;
     o.b_base = w_base;
-    o.c_tensor = act_out_;
+    o.c_tensor = mb_.act_out;
     o.a_bits = wbits();  // activations are quantised to the weights' precision before the GEMM
     o.b_bits = wbits();
     o.c_bits = 16;
     const uint32_t id = emit_gemm(b_, lname(layer, what), kind, layer, M, N, K, m_.weight_precision, g, o, std::move(deps));
-    act_bytes_ = std::max({act_bytes_, bytes_of(M * K, 16), bytes_of(M * N, 16)});
+    mb_.act_bytes = std::max({mb_.act_bytes, bytes_of(M * K, 16), bytes_of(M * N, 16)});
     return id;
   }
 
@@ -312,11 +217,11 @@ class StepEmulator {
   void dsa_layer(const LayerShape& l) {
     const int L = l.index;
     const auto& a = m_.mla;
-    const uint64_t H = m_.local_heads(), h = m_.hidden_size, M = tokens(), B = p_.batch;
+    const uint64_t H = m_.local_heads(), h = m_.hidden_size, M = tokens(), B = mb_.p.batch;
     const auto params = m_.layer_params(L);
     const uint32_t w = weights(base_name(L, "attn_w"), L, m_.weight_bytes(params.attention));
     const uint64_t kvb = a.kv_bytes_per_token;
-    const uint32_t kv = cache("kv_cache", TensorClass::kv_cache, L, B * p_.context * kvb);
+    const uint32_t kv = cache("kv_cache", TensorClass::kv_cache, L, B * mb_.p.context * kvb);
 
     uint64_t off = 0;
     const uint64_t n_qkv_a = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
@@ -332,7 +237,7 @@ class StepEmulator {
     off += bytes_of(H * a.kv_lora_rank * a.qk_nope_head_dim, wbits());
 
     const uint32_t app = b_.kernel(lname(L, "kv_append"), KernelKind::kv_append, L, {B, 1, 1}, m_.kernels.elementwise);
-    b_.strided(app, kv, true, 0, B, (p_.context - T_) * kvb, int64_t(p_.context * kvb), T_ * kvb, 1, 0);
+    b_.strided(app, kv, true, 0, B, (mb_.p.context - mb_.T) * kvb, int64_t(mb_.p.context * kvb), mb_.T * kvb, 1, 0);
     const std::vector<uint32_t> after = after_earlier_append(L, "kv_cache");
     appended_[{L, "kv_cache"}] = app;
 
@@ -362,24 +267,24 @@ class StepEmulator {
   // One communicator for the step: collectives work in place on the activations and share the
   // peers' window and the receive buffers.
   CommBuffers comm_buffers() {
-    if (!comm_) {
+    if (!mb_.comm) {
       CommBuffers c;
-      c.in = c.out = act_out_;
-      c.peer = b_.tensor(prefix_ + "comm.peer", TensorClass::peer, -1, 1);
-      c.fifo = b_.tensor(prefix_ + "comm.fifo", TensorClass::scratch, -1, 1);
-      comm_ = c;
+      c.in = c.out = mb_.act_out;
+      c.peer = b_.tensor(mb_.prefix + "comm.peer", TensorClass::peer, -1, 1);
+      c.fifo = b_.tensor(mb_.prefix + "comm.fifo", TensorClass::scratch, -1, 1);
+      mb_.comm = c;
     }
-    return *comm_;
+    return *mb_.comm;
   }
   // A communication kernel grows the activations it works on in place: keep the step's size.
-  void note_activations() { act_bytes_ = std::max(act_bytes_, b_.t.tensors[act_out_].bytes); }
+  void note_activations() { mb_.act_bytes = std::max(mb_.act_bytes, b_.t.tensors[mb_.act_out].bytes); }
 
   void indexer(const LayerShape& l) {
     const int L = l.index;
     const auto& ix = m_.indexer;
     const auto& ks = m_.kernels;
-    const uint64_t IH = m_.local_index_heads(), M = tokens(), B = p_.batch, h = m_.hidden_size;
-    const uint64_t eb = ix.bytes_per_entry(), cap = m_.indexer_entries(p_.context), pool = ix.pool_tokens;
+    const uint64_t IH = m_.local_index_heads(), M = tokens(), B = mb_.p.batch, h = m_.hidden_size;
+    const uint64_t eb = ix.bytes_per_entry(), cap = m_.indexer_entries(mb_.p.context), pool = ix.pool_tokens;
     const uint32_t w = weights(base_name(L, "indexer_w"), L, m_.weight_bytes(m_.layer_params(L).indexer));
     const uint32_t cache = this->cache("indexer_cache", TensorClass::indexer_cache, L, B * cap * eb);
     const uint64_t kt = ix.topk / pool;  // entries selected per query
@@ -391,26 +296,40 @@ class StepEmulator {
 
     // Append: rewrite from the first incomplete pool to the end (with pool 1: the T new keys), reading
     // the old raw tail of an incomplete pool back to pool it with the new keys.
-    const uint64_t old_ctx = p_.context - T_, first_slot = old_ctx / pool;
+    const uint64_t old_ctx = mb_.p.context - mb_.T, first_slot = old_ctx / pool;
     const uint64_t old_tail = old_ctx % pool;
     const uint32_t app = b_.kernel(lname(L, "index_append"), KernelKind::index_append, L, {B, 1, 1}, ks.elementwise);
     b_.strided(app, cache, false, 0, B, first_slot * eb, int64_t(cap * eb), old_tail * eb, 1, 0);
     b_.strided(app, cache, true, 0, B, first_slot * eb, int64_t(cap * eb), (cap - first_slot) * eb, 1, 0);
-    if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * T_ * ix.entry_dim() * 4.0;
+    if (pool > 1) b_.k(app).flops[static_cast<int>(Precision::simt)] = double(B) * mb_.T * ix.entry_dim() * 4.0;
     const std::vector<uint32_t> after = after_earlier_append(L, "indexer_cache");
     appended_[{L, "indexer_cache"}] = app;
 
     const uint64_t row4 = cap * 4;  // one query's logits row
-    if (p_.phase == Phase::decode && q_tiles() == 1 && lim_.warpgroup_mma && paged_mqa_smem() <= lim_.smem_per_cta_bytes) {
-      paged_mqa_logits(L, cache, row4, after);
+    PagedMqaLogits pm{lname(L, "indexer_score"), L, B, mb_.T, IH, ix.head_dim, ix.entry_dim(), eb, cap,
+                      m_.indexer_entries(visible(mb_.T - 1)), row4, mb_.act_in, cache, mb_.logits, after};
+    if (mb_.p.phase == Phase::decode && q_tiles() == 1 && lim_.warpgroup_mma && paged_mqa_smem(pm) <= lim_.smem_per_cta_bytes) {
+      paged_mqa_logits(b_, pm, lim_);
     } else {
       tiled_scoring(L, cache, row4, after);
     }
     double flops = 0;
-    for (uint64_t t = 0; t < T_; ++t) flops += 2.0 * IH * ix.entry_dim() * double(m_.indexer_entries(visible(t)));
+    for (uint64_t t = 0; t < mb_.T; ++t) flops += 2.0 * IH * ix.entry_dim() * double(m_.indexer_entries(visible(t)));
     b_.k(uint32_t(b_.t.kernels.size() - 1)).flops[static_cast<int>(ix.score_precision)] = flops * B;
 
-    const uint32_t tk = topk(L, idx, row4, kt);
+    RadixTopk rt;
+    rt.name_prefix = lname(L, "");
+    rt.layer = L;
+    rt.rows = tokens();
+    rt.entries = m_.indexer_entries(visible(tile_end(q_tiles() - 1) - 1));
+    rt.kt = kt;
+    rt.row4 = row4;
+    rt.logits = mb_.logits;
+    rt.workspace = mb_.workspace;
+    rt.indices = idx;
+    const RadixTopkKernels top = radix_topk(b_, rt);
+    mb_.workspace_bytes = std::max(mb_.workspace_bytes, top.workspace_bytes);
+    const uint32_t tk = top.sort;
     TopkResult r;
     r.kernel = tk;
     r.tensor = idx;
@@ -418,14 +337,14 @@ class StepEmulator {
     r.rows.resize(B * nq);
     for (uint64_t s = 0; s < B; ++s)
       for (uint64_t j = 0; j < nq; ++j) r.rows[s * nq + j] = pick_rows(L, s, j);
-    topk_[L] = std::move(r);
+    mb_.topk[L] = std::move(r);
   }
 
   // Indexer scoring in tiles of the workload config: per sequence and query tile, one CTA per tile
   // of the entries the tile's last query sees (prefill, and GPUs without wgmma).
   void tiled_scoring(int L, uint32_t cache, uint64_t row4, const std::vector<uint32_t>& after) {
     const auto& ks = m_.kernels;
-    const uint64_t B = p_.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(p_.context);
+    const uint64_t B = mb_.p.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(mb_.p.context);
     const uint64_t tt = ks.indexer_tile_tokens, nq = q_tiles();
     std::vector<uint64_t> tiles_before(nq + 1, 0);
     for (uint64_t j = 0; j < nq; ++j)
@@ -438,44 +357,10 @@ class StepEmulator {
         const uint64_t c0 = s * X + tiles_before[j], qn = tile_end(j) - tile_begin(j);
         b_.strided(sc, cache, false, c0, full, s * cap * eb, int64_t(tt * eb), tt * eb, 1, 0);
         b_.strided(sc, cache, false, c0 + full, rem ? 1 : 0, s * cap * eb + full * tt * eb, 0, rem * eb, 1, 0);
-        const uint64_t lbase = (s * T_ + tile_begin(j)) * row4;
-        b_.strided(sc, logits_, true, c0, full, lbase, int64_t(tt * 4), tt * 4, qn, int64_t(row4));
-        b_.strided(sc, logits_, true, c0 + full, rem ? 1 : 0, lbase + full * tt * 4, 0, rem * 4, qn, int64_t(row4));
+        const uint64_t lbase = (s * mb_.T + tile_begin(j)) * row4;
+        b_.strided(sc, mb_.logits, true, c0, full, lbase, int64_t(tt * 4), tt * 4, qn, int64_t(row4));
+        b_.strided(sc, mb_.logits, true, c0 + full, rem ? 1 : 0, lbase + full * tt * 4, 0, rem * 4, qn, int64_t(row4));
       }
-  }
-
-  // Decode scoring as DeepGEMM's fp8_paged_mqa_logits runs it (sm90 kernel and its schedule
-  // metadata; docs/library-heuristics.md §3): a persistent grid of one CTA per SM; every sequence's
-  // entries are cut into 256-token splits (4 math warpgroups x 64-token pages), and the flattened
-  // (sequence, split) list is shared out evenly, SM i taking splits [i·q + min(i, r), ...) of
-  // q = total / SMs, r = total % SMs. 128 TMA + 512 math threads; shared memory: three query stages
-  // and three 64-token key stages per math warpgroup (the main terms of its smem formula).
-  static constexpr uint64_t kMqaSplit = 256, kMqaPage = 64, kMqaMathWg = 4, kMqaStages = 3;
-  uint64_t paged_mqa_smem() const {
-    const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads(), E = m_.indexer.entry_dim();
-    return kMqaStages * (T_ * IH * D + T_ * IH * 4) + kMqaMathWg * kMqaStages * kMqaPage * (E + 4);
-  }
-  void paged_mqa_logits(int L, uint32_t cache, uint64_t row4, const std::vector<uint32_t>& after) {
-    constexpr uint64_t kSplit = kMqaSplit, kMathWg = kMqaMathWg;
-    const uint64_t B = p_.batch, eb = m_.indexer.bytes_per_entry(), cap = m_.indexer_entries(p_.context);
-    const uint64_t D = m_.indexer.head_dim, IH = m_.local_index_heads(), e = m_.indexer_entries(visible(T_ - 1));
-    const uint64_t sms = lim_.units, per_seq = ceil_div(e, kSplit), total = B * per_seq;
-    const KernelShape shape{uint32_t(128 + 128 * kMathWg), uint32_t(paged_mqa_smem()),
-                            uint32_t((128 * 64 + 128 * kMathWg * 104) / (128 + 128 * kMathWg))};
-    const uint32_t sc = b_.kernel(lname(L, "indexer_score"), KernelKind::indexer_score, L, {sms, 1, 1}, shape, after);
-    const uint64_t q = total / sms, r = total % sms;
-    for (uint64_t c = 0; c < sms; ++c) {
-      uint64_t first = c * q + std::min(c, r);
-      const uint64_t last = (c + 1) * q + std::min(c + 1, r);
-      while (first < last) {  // one run per sequence the CTA's range crosses
-        const uint64_t s = first / per_seq, lo = first % per_seq, hi = std::min(per_seq, lo + (last - first));
-        const uint64_t t0 = lo * kSplit, t1 = std::min(e, hi * kSplit);
-        b_.strided(sc, act_in_, false, c, 1, s * T_ * IH * D, 0, T_ * IH * D, 1, 0);  // the sequence's FP8 queries
-        b_.strided(sc, cache, false, c, 1, s * cap * eb + t0 * eb, 0, (t1 - t0) * eb, 1, 0);
-        b_.strided(sc, logits_, true, c, 1, s * T_ * row4 + t0 * 4, 0, (t1 - t0) * 4, T_, int64_t(row4));
-        first += hi - lo;
-      }
-    }
   }
 
   // The token rows the last query of tile j of sequence s attends to; the tile's other queries share
@@ -483,7 +368,7 @@ class StepEmulator {
   // a tile holds all of a sequence's new tokens). With pooled keys, top-k picks pooled entries that
   // expand to `pool` consecutive tokens, and the incomplete tail pool is always in.
   std::vector<uint32_t> pick_rows(int layer, uint64_t s, uint64_t j) {
-    Rng rng(sub_seed(p_.seed, uint64_t(layer), first_sequence_ + s, j));
+    Rng rng(sub_seed(mb_.p.seed, uint64_t(layer), mb_.first_sequence + s, j));
     const uint64_t n = visible(tile_end(j) - 1), pool = m_.indexer.pool_tokens;
     if (pool == 1) return picker_.pick(n, m_.indexer.topk, m_.selection, rng);
     TopkSelection sel = m_.selection;
@@ -499,94 +384,18 @@ class StepEmulator {
     return rows;
   }
 
-  // Top-k of every query's logits row as the project's radix select runs it (kernels/topk.cu,
-  // geometry in traces/kernel_geometry.hpp): every pass spreads each row over 4096-score chunks,
-  // one CTA each, so a million-entry row keeps the whole GPU busy. Rows are as long as the tile's
-  // last query sees (the kernel scans a fixed n per row). Kernels: init, 3 x (histogram, pick),
-  // count of the threshold ties, ordered collection, bitonic sort of the k winners. Returns the sort.
-  uint32_t topk(int L, uint32_t idx, uint64_t row4, uint64_t kt) {
-    namespace geo = geometry;
-    const uint64_t rows = tokens(), nq = q_tiles();
-    const uint64_t n = m_.indexer_entries(visible(tile_end(nq - 1) - 1));
-    const uint64_t chunks = uint64_t(geo::topk_chunks(int64_t(n))), chunk_bytes = uint64_t(geo::kTopkChunk) * 4;
-    const KernelShape row_cta{uint32_t(geo::kTopkThreads), 0, 32}, sort_cta{uint32_t(geo::kTopkSortThreads), 0, 32};
-    // Workspace (topk_workspace_bytes): per row a state, the histogram, one tie count per chunk and
-    // the winners (8 B: key and index).
-    const uint64_t hist = uint64_t(geo::kTopkBins) * 4, eq = chunks * 4, win = kt * 8, state = 64;
-    const uint64_t ws_row = state + hist + eq + win;
-    workspace_bytes_ = std::max(workspace_bytes_, rows * ws_row);
-    const uint64_t o_hist = state, o_eq = o_hist + hist, o_win = o_eq + eq;  // offsets inside a row's workspace
-    // Chunk c of row r reads scores [c·4096, (c+1)·4096) of its row. The records number the CTAs
-    // row-major (r·chunks + c, as CUDA does) when there are fewer rows than chunks, chunk-major
-    // otherwise, so that a decode row of a million scores and a prefill chunk of thousands of short
-    // rows both stay a few records per kernel.
-    const bool by_row = rows <= chunks;
-    auto grid2d = [&](uint32_t k, uint32_t tensor, bool write, uint64_t base, uint64_t row_stride, uint64_t col_stride,
-                      uint64_t full_bytes, uint64_t last_bytes) {
-      if (by_row) {
-        for (uint64_t r = 0; r < rows; ++r) {
-          b_.strided(k, tensor, write, r * chunks, chunks - 1, base + r * row_stride, int64_t(col_stride), full_bytes, 1, 0);
-          b_.strided(k, tensor, write, r * chunks + chunks - 1, 1, base + r * row_stride + (chunks - 1) * col_stride, 0,
-                     last_bytes, 1, 0);
-        }
-      } else {
-        for (uint64_t c = 0; c < chunks; ++c)
-          b_.strided(k, tensor, write, c * rows, rows, base + c * col_stride, int64_t(row_stride),
-                     c + 1 == chunks ? last_bytes : full_bytes, 1, 0);
-      }
-    };
-    const uint64_t last_scores = n - (chunks - 1) * geo::kTopkChunk;
-    // A chunk pass: its reads, and the instructions of each chunk's CTA (kernel_geometry.hpp).
-    auto scan = [&](uint32_t k, double warp_insts_per_cta) {
-      grid2d(k, logits_, false, 0, row4, chunk_bytes, chunk_bytes, last_scores * 4);
-      b_.k(k).flops[int(Precision::simt)] = double(rows) * double(n) * 4.0;
-      b_.k(k).warp_instructions = double(rows) * double(chunks) * warp_insts_per_cta;
-    };
-    const uint32_t init = b_.kernel(lname(L, "topk_init"), KernelKind::topk, L, {rows, 1, 1}, row_cta);
-    b_.strided(init, workspace_, true, 0, rows, 0, int64_t(ws_row), state + hist, 1, 0);
-    b_.k(init).warp_instructions = double(rows) * geo::kTopkInitWarpInsts;
-    for (int pass = 0; pass < geo::kTopkPasses; ++pass) {
-      const uint64_t bins = uint64_t(geo::kTopkPassBins[pass]);
-      const uint32_t h = b_.kernel(lname(L, "topk_hist" + std::to_string(pass)), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
-      scan(h, geo::kTopkHistWarpInsts[pass]);
-      // Each chunk adds its block histogram to its row's (global atomics on the bins).
-      grid2d(h, workspace_, true, o_hist, ws_row, 0, bins * 4, bins * 4);
-      const uint32_t pk = b_.kernel(lname(L, "topk_pick" + std::to_string(pass)), KernelKind::topk, L, {rows, 1, 1}, row_cta);
-      b_.strided(pk, workspace_, false, 0, rows, o_hist, int64_t(ws_row), bins * 4, 1, 0);
-      b_.strided(pk, workspace_, true, 0, rows, 0, int64_t(ws_row), state + bins * 4, 1, 0);
-      b_.k(pk).flops[int(Precision::simt)] = double(rows) * double(bins);
-      b_.k(pk).warp_instructions = double(rows) * geo::kTopkPickWarpInsts;
-    }
-    const uint32_t ce = b_.kernel(lname(L, "topk_count_eq"), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
-    scan(ce, geo::kTopkCountEqWarpInsts);
-    grid2d(ce, workspace_, true, o_eq, ws_row, 4, 4, 4);
-    const uint32_t co = b_.kernel(lname(L, "topk_collect"), KernelKind::topk, L, {chunks, rows, 1}, row_cta);
-    scan(co, geo::kTopkCollectWarpInsts);
-    // Each chunk writes its share of the row's k winners.
-    const uint64_t share = std::max<uint64_t>(8, ceil_div(kt, chunks) * 8);
-    grid2d(co, workspace_, true, o_win, ws_row, std::min(share, win), std::min(share, win), std::min(share, win));
-    const uint32_t so = b_.kernel(lname(L, "topk_sort"), KernelKind::topk, L, {rows, 1, 1}, sort_cta);
-    b_.strided(so, workspace_, false, 0, rows, o_win, int64_t(ws_row), win, 1, 0);
-    b_.strided(so, idx, true, 0, rows, 0, int64_t(kt * 4), kt * 4, 1, 0);
-    uint64_t len = 1;
-    while (len < kt) len <<= 1;
-    b_.k(so).flops[int(Precision::simt)] = double(rows) * double(len) * 11 * 12 / 2;  // bitonic compare-exchanges
-    b_.k(so).warp_instructions = double(rows) * geo::topk_sort_warp_insts(int64_t(kt));
-    return so;
-  }
-
   void sparse_attention(const LayerShape& l, uint32_t kv, const std::vector<uint32_t>& after) {
     const int L = l.index;
     const auto& a = m_.mla;
-    const TopkResult& src = topk_.at(l.topk_source);
+    const TopkResult& src = mb_.topk.at(l.topk_source);
     SparseMla sm;
     sm.name = lname(L, "sparse_attn");
     sm.layer = L;
     sm.heads = m_.local_heads();
-    sm.batch = p_.batch;
-    sm.q_per_seq = T_;
+    sm.batch = mb_.p.batch;
+    sm.q_per_seq = mb_.T;
     sm.q_tile = m_.kernels.indexer_q_tile_tokens;
-    sm.context = p_.context;
+    sm.context = mb_.p.context;
     sm.kv_row_bytes = a.kv_bytes_per_token;
     sm.d_latent = a.kv_lora_rank;
     sm.d_rope = a.qk_rope_head_dim;
@@ -594,22 +403,22 @@ class StepEmulator {
     sm.compute = a.compute_precision;
     sm.kv = kv;
     sm.indices = src.tensor;
-    sm.q = act_in_;
-    sm.out = act_out_;
-    sm.workspace = workspace_;
+    sm.q = mb_.act_in;
+    sm.out = mb_.act_out;
+    sm.workspace = mb_.workspace;
     // The data dependency on the top-k is explicit even where stream order implies it, so that a
     // transform moving kernels to other streams keeps it; a shared layer names an earlier layer's.
     sm.deps = {src.kernel};
     sm.deps.insert(sm.deps.end(), after.begin(), after.end());
     sm.rows = &src.rows;
-    workspace_bytes_ = std::max(workspace_bytes_, sparse_mla(b_, sm, lim_));
+    mb_.workspace_bytes = std::max(mb_.workspace_bytes, sparse_mla(b_, sm, lim_));
   }
 
   void linear_layer(const LayerShape& l) {
     const int L = l.index;
     const auto& lin = m_.linear;
     const uint64_t H = m_.local_linear_heads(), HD = H * lin.head_dim, h = m_.hidden_size, M = tokens(),
-                   B = p_.batch;
+                   B = mb_.p.batch;
     const uint32_t w = weights(base_name(L, "attn_w"), L, m_.weight_bytes(m_.layer_params(L).attention));
     const uint64_t per_seq = m_.linear_state_bytes_per_sequence(L);
     const uint32_t st = cache("linear_state", TensorClass::linear_state, L, B * per_seq);
@@ -622,7 +431,7 @@ class StepEmulator {
     const uint64_t head_bytes = per_seq / H;
     b_.strided(id, st, false, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
     b_.strided(id, st, true, 0, H * B, 0, int64_t(head_bytes), head_bytes, 1, 0);
-    const Precision prec = p_.phase == Phase::decode ? Precision::simt : Precision::bf16;
+    const Precision prec = mb_.p.phase == Phase::decode ? Precision::simt : Precision::bf16;
     b_.k(id).flops[static_cast<int>(prec)] =
         lin.flops_per_token_per_head_per_dk_dv * double(lin.head_dim) * lin.head_dim * double(H) * double(M);
     gemm(L, "kda_o_proj", KernelKind::gemm, M, h, HD, w, bytes_of((4 * HD + H) * h, wbits()));
@@ -662,7 +471,7 @@ class StepEmulator {
     const uint32_t ew = weights(base_name(L, "experts_w"), L, m_.weight_bytes(params.routed_experts));
     const uint32_t touched = experts_touched(static_cast<uint32_t>(El), mlp.active_experts, mlp.routed_experts, M);
     // Which local experts receive tokens (seeded): only where their weights sit.
-    Rng rng(sub_seed(p_.seed, 0x6d6f65ull, uint64_t(L)));
+    Rng rng(sub_seed(mb_.p.seed, 0x6d6f65ull, uint64_t(L)));
     std::vector<uint32_t> ids(El);
     for (uint64_t i = 0; i < El; ++i) ids[i] = static_cast<uint32_t>(i);
     for (uint64_t i = 0; i < touched; ++i) std::swap(ids[i], ids[i + rng.below(El - i)]);
@@ -690,7 +499,7 @@ class StepEmulator {
     e.load_skew = m_.deployment.expert_load_skew;
     e.name = lname(L, op == KernelKind::ep_dispatch ? "ep_dispatch" : "ep_combine");
     e.layer = L;
-    e.low_latency = m_.deployment.low_latency_ep(p_.phase == Phase::decode);
+    e.low_latency = m_.deployment.low_latency_ep(mb_.p.phase == Phase::decode);
     emit_deepep(b_, e, lim_, comm_buffers());
     note_activations();
   }
@@ -702,7 +511,7 @@ class StepEmulator {
     GemmProblem prob;
     prob.m = rows, prob.n = N, prob.k = K, prob.precision = m_.weight_precision;
     prob.groups = static_cast<uint32_t>(experts.size());
-    prob.layout = p_.phase == Phase::decode ? GemmLayout::grouped_masked : GemmLayout::grouped_contiguous;
+    prob.layout = mb_.p.phase == Phase::decode ? GemmLayout::grouped_masked : GemmLayout::grouped_contiguous;
     const GemmLaunch g = plan_gemm(prob, lim_);
     const uint64_t per_expert = ceil_div(rows, g.block_m) * ceil_div(N, g.block_n);
     const uint32_t id = b_.kernel(lname(L, what), KernelKind::moe_gemm, L, {per_expert * experts.size(), 1, 1},
@@ -713,9 +522,9 @@ class StepEmulator {
     gemm_flops(b_.k(id), tiles, K, m_.weight_precision);
     gemm_pipeline(b_.k(id), g, K);
     GemmOperands o;
-    o.a_tensor = act_in_;
+    o.a_tensor = mb_.act_in;
     o.b_tensor = w;
-    o.c_tensor = act_out_;
+    o.c_tensor = mb_.act_out;
     o.a_bits = o.b_bits = wbits();
     GemmTiling t = gemm_tiling(g);
     t.multicast = 1;  // grouped kernels multicast only inside one expert's tiles: kept simple here
@@ -725,14 +534,14 @@ class StepEmulator {
       o.c_base = i * rows * bytes_of(N, 16);
       gemm_accesses(b_, id, i * per_expert, rows, N, K, t, o);
     }
-    act_bytes_ = std::max({act_bytes_, bytes_of(experts.size() * rows * K, 16), bytes_of(experts.size() * rows * N, 16)});
+    mb_.act_bytes = std::max({mb_.act_bytes, bytes_of(experts.size() * rows * K, 16), bytes_of(experts.size() * rows * N, 16)});
   }
 
   void lm_head(const std::string& name = "lm_head") {
     // Decode scores every new token (MTP drafts are verified); a prefill chunk samples its last token.
-    const uint64_t M = p_.phase == Phase::decode ? tokens() : p_.batch;
+    const uint64_t M = mb_.p.phase == Phase::decode ? tokens() : mb_.p.batch;
     gemm(-1, "lm_head", KernelKind::gemm, M, m_.vocab_size / m_.deployment.attention_tensor_parallel, m_.hidden_size, lm_w_, 0);
-    b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = name == "lm_head" ? prefix_ + name : name;
+    b_.k(static_cast<uint32_t>(b_.t.kernels.size() - 1)).name = name == "lm_head" ? mb_.prefix + name : name;
     // The vocabulary is split over the attention TP group: its logits (FP32) are gathered.
     const uint32_t tp = m_.deployment.attention_tensor_parallel;
     if (tp > 1) {
@@ -740,7 +549,7 @@ class StepEmulator {
       c.op = KernelKind::all_gather;
       c.bytes = M * m_.vocab_size * 4;
       c.gpus = tp;
-      c.name = name == "lm_head" ? prefix_ + "logits_all_gather" : name + "_all_gather";
+      c.name = name == "lm_head" ? mb_.prefix + "logits_all_gather" : name + "_all_gather";
       emit_collective(b_, c, lim_.fabric, comm_buffers());
       note_activations();
     }

@@ -20,11 +20,6 @@ namespace indexsim::trace {
 
 constexpr const char* kGeneratorVersion = "emulate-2";  // 2: library launch shapes (plan_gemm, split-KV attention, radix top-k)
 
-// Two-batch overlap (workload deployment.two_batch_overlap) names the second micro-batch's kernels
-// and its own tensors with this prefix; micro_batch_of() reads it back (0 or 1).
-constexpr const char* kSecondMicroBatchPrefix = "mb1.";
-inline uint32_t micro_batch_of(const std::string& name) { return name.rfind(kSecondMicroBatchPrefix, 0) == 0 ? 1 : 0; }
-
 // Launch shapes follow `limits` (the device the step runs on; the default is an H100/H200-class GPU).
 TraceData emulate_step(const ModelShape& shape, const StepParams& params, const LaunchLimits& limits = {});
 
